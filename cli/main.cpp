@@ -1,0 +1,74 @@
+// rlscope: work with traces (import, export, info; analyze, report, predict and more later).
+#include <unistd.h>
+
+#include <cstdlib>
+#include <iostream>
+#include <map>
+#include <string>
+
+#include "commands.h"
+#include "rlscope/trace/error.h"
+#include "rlscope/trace/version.h"
+
+namespace rlscope::cli {
+
+void progress(std::string_view line) {
+  static const bool enabled = [] {
+    const char* env = std::getenv("RLSCOPE_PROGRESS");
+    if (env) return std::string_view(env) == "1";
+    return ::isatty(STDERR_FILENO) == 1;
+  }();
+  if (enabled) std::cerr << "rlscope: " << line << '\n';
+}
+
+}  // namespace rlscope::cli
+
+int main(int argc, char** argv) {
+  using namespace rlscope;
+  CLI::App app{
+      "rlscope: a cross-stack profiler for deep RL and CUDA/Python programs.\n"
+      "Works with rlscope traces (SQLite files): import other profilers' traces, export them,\n"
+      "and summarise them. Run `rlscope SUBCOMMAND --help` for each subcommand.",
+      "rlscope"};
+  app.set_version_flag("--version", std::string("rlscope ") + trace::kRlscopeVersion);
+  app.require_subcommand(1);
+  app.fallthrough(false);
+
+  std::map<const CLI::App*, cli::Run> runs;
+  auto add = [&](cli::Run (*factory)(CLI::App&)) {
+    auto before = app.get_subcommands({}).size();
+    auto run = factory(app);
+    runs[app.get_subcommands({}).at(before)] = run;
+  };
+  add(cli::addImportCommand);
+  add(cli::addExportCommand);
+  add(cli::addInfoCommand);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    // One line, then a pointer to --help.
+    std::cerr << "rlscope: error: " << e.what() << " (see `rlscope --help`)\n";
+    return 2;
+  }
+
+  try {
+    for (auto* sub : app.get_subcommands()) return runs.at(sub)();
+  } catch (const trace::TraceError& e) {
+    std::cerr << "rlscope: error: " << e.what() << '\n';
+    return 1;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "rlscope: error: out of memory\n";
+    return 1;
+  } catch (const std::exception& e) {
+    std::cerr << "rlscope: error: " << e.what() << '\n';
+    return 1;
+  }
+  return 0;
+}

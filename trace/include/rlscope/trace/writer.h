@@ -1,0 +1,63 @@
+// TraceWriter: builds a trace file from records. Prepared statements, rows batched into
+// transactions, WAL journal while writing, strings interned into StringIds, indexes built once at
+// the end. The file appears at its path only on commit(); a writer destroyed without commit (an
+// error, an exception) leaves nothing behind.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "rlscope/trace/records.h"
+
+namespace rlscope::trace {
+
+struct WriterOptions {
+  // Rows per transaction. Bounds the memory SQLite holds for uncommitted pages.
+  std::size_t rowsPerTransaction = 200'000;
+  // SQLite page cache in KiB; the writer's memory stays within this plus the intern table.
+  std::size_t cacheKiB = 64 * 1024;
+};
+
+class TraceWriter {
+ public:
+  explicit TraceWriter(const std::filesystem::path& path, WriterOptions options = {});
+  ~TraceWriter();
+  TraceWriter(const TraceWriter&) = delete;
+  TraceWriter& operator=(const TraceWriter&) = delete;
+
+  // The id of a string in StringIds, inserting it the first time it is seen.
+  StringId intern(std::string_view text);
+
+  void setMeta(std::string_view key, std::string_view value);
+  void addProcess(const ProcessRecord& r);
+  void addThread(const ThreadRecord& r);
+  void addCpuInterval(const CpuIntervalRecord& r);
+  void addOperation(const OperationRecord& r);
+  void addPhase(const PhaseRecord& r);
+  void addPlainEvent(const PlainEventRecord& r);
+  void addExternalCorrelation(const ExternalCorrelationRecord& r);
+  void addCalibration(const CalibrationRecord& r);
+  void addKernel(const KernelRecord& r);
+  void addApiCall(ApiKind kind, const ApiCallRecord& r);
+  void addMemcpy(const MemcpyRecord& r);
+  void addMemset(const MemsetRecord& r);
+  void addSync(const SyncRecord& r);
+  void addNvtx(const NvtxRecord& r);
+  void addThreadName(const ThreadNameRecord& r);
+  void addGpuInfo(const GpuInfoRecord& r);
+
+  // Finishes the file (last transaction, indexes, single-file journal) and moves it into place.
+  void commit();
+
+  std::uint64_t rowsWritten() const;
+  const std::filesystem::path& path() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace rlscope::trace
