@@ -1,0 +1,111 @@
+#include "input_file.h"
+
+#include <zlib.h>
+
+#include <array>
+#include <fstream>
+
+#include "rlscope/trace/error.h"
+
+namespace rlscope::import {
+
+namespace {
+
+using trace::TraceError;
+
+std::string sizeText(std::uint64_t bytes) {
+  return std::to_string(bytes / (1024 * 1024)) + " MiB";
+}
+
+void growFor(std::string& s, std::size_t wanted) {
+  if (s.capacity() < wanted + kJsonPadding) {
+    s.reserve(std::max<std::size_t>(wanted + kJsonPadding, s.capacity() * 2));
+  }
+}
+
+std::string gunzip(const std::filesystem::path& path, std::ifstream& in, std::uint64_t maxBytes) {
+  z_stream zs{};
+  if (inflateInit2(&zs, 15 + 32) != Z_OK) throw TraceError("zlib initialisation failed");
+  struct Guard {
+    z_stream* z;
+    ~Guard() { inflateEnd(z); }
+  } guard{&zs};
+
+  std::string out;
+  std::array<char, 1 << 16> inBuf{};
+  std::array<char, 1 << 16> outBuf{};
+  int rc = Z_OK;
+  bool sawEnd = false;
+  while (true) {
+    if (zs.avail_in == 0) {
+      in.read(inBuf.data(), inBuf.size());
+      zs.avail_in = static_cast<uInt>(in.gcount());
+      zs.next_in = reinterpret_cast<Bytef*>(inBuf.data());
+      if (zs.avail_in == 0) break;
+    }
+    if (sawEnd) {
+      // Concatenated gzip members are one stream (gzip -c a b > c).
+      inflateReset(&zs);
+      sawEnd = false;
+    }
+    zs.avail_out = static_cast<uInt>(outBuf.size());
+    zs.next_out = reinterpret_cast<Bytef*>(outBuf.data());
+    rc = inflate(&zs, Z_NO_FLUSH);
+    if (rc == Z_DATA_ERROR || rc == Z_NEED_DICT || rc == Z_MEM_ERROR) {
+      throw TraceError(path.string() + ": corrupt gzip data (" +
+                       (zs.msg ? zs.msg : "inflate failed") + ")");
+    }
+    std::size_t produced = outBuf.size() - zs.avail_out;
+    if (out.size() + produced > maxBytes) {
+      throw TraceError(path.string() + ": decompressed input exceeds the limit of " +
+                       sizeText(maxBytes) + " (raise it with --max-input-gib)");
+    }
+    growFor(out, out.size() + produced);
+    out.append(outBuf.data(), produced);
+    if (rc == Z_STREAM_END) sawEnd = true;
+  }
+  if (!sawEnd) throw TraceError(path.string() + ": truncated gzip stream (unexpected end of file)");
+  return out;
+}
+
+}  // namespace
+
+bool isGzipFile(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  unsigned char magic[2] = {0, 0};
+  in.read(reinterpret_cast<char*>(magic), 2);
+  return in.gcount() == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
+}
+
+InputText readInput(const std::filesystem::path& path, std::uint64_t maxBytes) {
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) throw TraceError(path.string() + ": no such file");
+  if (std::filesystem::is_directory(path, ec)) {
+    throw TraceError(path.string() + ": is a directory, not a trace file");
+  }
+  InputText result;
+  result.fileBytes = std::filesystem::file_size(path, ec);
+  if (ec) throw TraceError(path.string() + ": cannot read: " + ec.message());
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw TraceError(path.string() + ": cannot open for reading");
+  if (isGzipFile(path)) {
+    result.wasGzip = true;
+    result.text = gunzip(path, in, maxBytes);
+  } else {
+    if (result.fileBytes > maxBytes) {
+      throw TraceError(path.string() + ": input of " + sizeText(result.fileBytes) +
+                       " exceeds the limit of " + sizeText(maxBytes) +
+                       " (raise it with --max-input-gib)");
+    }
+    result.text.reserve(result.fileBytes + kJsonPadding);
+    result.text.resize(result.fileBytes);
+    in.read(result.text.data(), static_cast<std::streamsize>(result.fileBytes));
+    if (static_cast<std::uint64_t>(in.gcount()) != result.fileBytes) {
+      throw TraceError(path.string() + ": read error");
+    }
+  }
+  growFor(result.text, result.text.size());
+  return result;
+}
+
+}  // namespace rlscope::import

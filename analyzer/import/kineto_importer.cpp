@@ -1,0 +1,1007 @@
+#include "kineto_importer.h"
+
+#include <simdjson.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "input_file.h"
+#include "kineto_time.h"
+#include "operation_nesting.h"
+#include "rlscope/trace/error.h"
+#include "rlscope/trace/global_id.h"
+#include "rlscope/trace/schema.h"
+
+namespace rlscope::import {
+
+namespace {
+
+namespace od = simdjson::ondemand;
+using trace::Category;
+using trace::TimeNs;
+using trace::TraceError;
+
+// A pid or tid as Kineto wrote it: usually an integer, sometimes text ("Spans", "Traces").
+struct LooseId {
+  bool isInt = false;
+  std::int64_t value = 0;
+  std::string text;  // JSON text form, for plain events
+
+  std::string asText() const { return isInt ? std::to_string(value) : text; }
+};
+
+// One traceEvents entry, fields as read. Views point into the input or the parser's string
+// buffer, both alive for the whole import.
+struct RawEvent {
+  std::string_view ph;
+  std::string_view cat;
+  std::string_view name;
+  LooseId pid;
+  LooseId tid;
+  std::string_view tsToken;
+  std::string_view durToken;
+  std::string_view args;  // raw JSON object text, empty when absent
+  std::string extras;     // other top-level members as raw JSON `"key":value,...`
+};
+
+// The args of GPU-side and CUDA API events that become typed columns.
+struct GpuArgs {
+  std::int64_t device = -1, stream = -1, context = 0, correlation = 0, cbid = 0;
+  std::int64_t returnValue = 0, registers = 0, sharedMemory = 0, bytes = 0, value = 0;
+  std::int64_t grid[3] = {0, 0, 0}, block[3] = {0, 0, 0};
+  std::int64_t eventId = 0, operationId = 0;
+  // rlscope's own export adds the columns Kineto does not have; -1 = absent.
+  std::int64_t staticShared = -1, dynamicShared = -1, localPerThread = 0, localTotal = 0;
+  std::int64_t gridId = 0, launchType = 0, cacheConfig = 0, graphId = 0, graphNodeId = 0;
+  std::int64_t copyKind = -1, srcKind = -1, dstKind = -1, srcDevice = -1, dstDevice = -1;
+  std::int64_t memKind = -1;
+  std::string syncKind, shortName, mangledName;
+  // rlscope.nvtx
+  std::int64_t nvtxEventType = 59, rangeId = 0, nvtxCategory = 0, domainId = 0, endGlobalTid = 0;
+  std::optional<std::int64_t> color;
+  bool registered = false;
+};
+
+std::string errorText(simdjson::error_code e) {
+  switch (e) {
+    case simdjson::UTF8_ERROR:
+      return "invalid UTF-8 in the JSON text";
+    case simdjson::CAPACITY:
+      return "JSON document larger than the parser's 4 GiB limit";
+    case simdjson::UNCLOSED_STRING:
+    case simdjson::INCOMPLETE_ARRAY_OR_OBJECT:
+    case simdjson::TAPE_ERROR:
+      return "invalid or truncated JSON (" + std::string(simdjson::error_message(e)) + ")";
+    default:
+      return "invalid JSON (" + std::string(simdjson::error_message(e)) + ")";
+  }
+}
+
+// simdjson result -> value, or a TraceError that says where.
+template <typename T>
+T need(simdjson::simdjson_result<T>&& r, const std::string& where) {
+  T value;
+  auto err = std::move(r).get(value);
+  if (err) throw TraceError(where + ": " + errorText(err));
+  return value;
+}
+
+// Appends `s` with the escapes a JSON string needs (the quotes are the caller's).
+void appendJsonEscaped(std::string& out, std::string_view s) {
+  for (char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned char>(c));
+      out += buf;
+    } else {
+      out += c;
+    }
+  }
+}
+
+std::string_view trimmed(std::string_view s) {
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\n' || s.back() == '\r' || s.back() == '\t')) {
+    s.remove_suffix(1);
+  }
+  return s;
+}
+
+// Raw JSON text of any value (object, array or scalar), consuming it.
+std::string_view rawValue(od::value v, const std::string& where) {
+  od::json_type type = need(v.type(), where);
+  if (type == od::json_type::object) return need(need(v.get_object(), where).raw_json(), where);
+  if (type == od::json_type::array) return need(need(v.get_array(), where).raw_json(), where);
+  return trimmed(v.raw_json_token());
+}
+
+std::int64_t integerOf(od::value v, const std::string& where) {
+  od::json_type type = need(v.type(), where);
+  if (type != od::json_type::number) throw TraceError(where + ": expected a number");
+  std::int64_t i = 0;
+  if (!v.get_int64().get(i)) return i;
+  double d = need(v.get_double(), where);
+  if (!(d >= -9.2e18 && d <= 9.2e18) || d != static_cast<double>(static_cast<std::int64_t>(d))) {
+    throw TraceError(where + ": number " + std::string(trimmed(v.raw_json_token())) +
+                     " is not an integer in range");
+  }
+  return static_cast<std::int64_t>(d);
+}
+
+LooseId looseIdOf(od::value v, const std::string& where) {
+  LooseId id;
+  od::json_type type = need(v.type(), where);
+  if (type == od::json_type::number) {
+    id.isInt = true;
+    id.value = integerOf(v, where);
+  } else if (type == od::json_type::string) {
+    id.text = std::string(need(v.get_string(), where));
+  } else {
+    throw TraceError(where + ": expected a number or a string");
+  }
+  return id;
+}
+
+std::int64_t syncTypeOf(std::string_view kind) {
+  if (kind == "Event Sync") return 1;
+  if (kind == "Stream Wait Event") return 2;
+  if (kind == "Stream Sync") return 3;
+  if (kind == "Context Sync") return 4;
+  return 0;
+}
+
+// Kineto memcpy names: "Memcpy HtoD (Pageable -> Device)".
+struct MemcpyKinds {
+  std::int64_t copy = 0, src = 0, dst = 0;
+};
+std::int64_t memKindOf(std::string_view s) {
+  static constexpr std::string_view kNames[] = {"Pageable", "Pinned",        "Device",
+                                                "Array",    "Managed",       "Device Static",
+                                                "Managed Static"};
+  for (std::size_t i = 0; i < std::size(kNames); ++i) {
+    if (s == kNames[i]) return static_cast<std::int64_t>(i);
+  }
+  return 7;  // Unknown
+}
+MemcpyKinds memcpyKindsOf(std::string_view name) {
+  static constexpr std::string_view kCopy[] = {"Unknown", "HtoD", "DtoH", "HtoA", "AtoH",
+                                               "AtoA",    "AtoD", "DtoA", "DtoD", "HtoH",
+                                               "PtoP"};
+  MemcpyKinds k;
+  auto sp = name.find(' ');
+  if (sp == std::string_view::npos) return k;
+  auto rest = name.substr(sp + 1);
+  auto kindText = rest.substr(0, rest.find(' '));
+  for (std::size_t i = 0; i < std::size(kCopy); ++i) {
+    if (kindText == kCopy[i]) k.copy = static_cast<std::int64_t>(i);
+  }
+  auto open = rest.find('('), arrow = rest.find(" -> "), close = rest.rfind(')');
+  if (open != std::string_view::npos && arrow != std::string_view::npos &&
+      close != std::string_view::npos && open < arrow && arrow < close) {
+    k.src = memKindOf(rest.substr(open + 1, arrow - open - 1));
+    k.dst = memKindOf(rest.substr(arrow + 4, close - arrow - 4));
+  }
+  return k;
+}
+std::int64_t memsetKindOf(std::string_view name) {
+  auto open = name.find('('), close = name.rfind(')');
+  if (open == std::string_view::npos || close == std::string_view::npos || close < open) return 7;
+  return memKindOf(name.substr(open + 1, close - open - 1));
+}
+
+enum class Kind {
+  kCpuInterval,
+  kOperation,
+  kPhase,
+  kRuntime,
+  kDriver,
+  kKernel,
+  kMemcpy,
+  kMemset,
+  kSync,
+  kNvtx,
+  kAc2gFlow,
+  kMetadata,
+  kPlain,
+};
+
+Kind classify(std::string_view ph, std::string_view cat, std::optional<Category>& category) {
+  if (ph == "M") return Kind::kMetadata;
+  if (cat == "ac2g" && (ph == "s" || ph == "f" || ph == "t")) return Kind::kAc2gFlow;
+  if (cat == "rlscope.nvtx" && (ph == "X" || ph == "i")) return Kind::kNvtx;
+  if (ph != "X") return Kind::kPlain;
+  if (cat == "cpu_op") return category = Category::kBackend, Kind::kCpuInterval;
+  if (cat == "python_function") return category = Category::kPython, Kind::kCpuInterval;
+  if (cat == "rlscope.simulator") return category = Category::kSimulator, Kind::kCpuInterval;
+  if (cat == "rlscope.native") return category = Category::kNative, Kind::kCpuInterval;
+  if (cat == "user_annotation") return Kind::kOperation;
+  if (cat == "rlscope.phase") return Kind::kPhase;
+  if (cat == "cuda_runtime") return Kind::kRuntime;
+  if (cat == "cuda_driver") return Kind::kDriver;
+  if (cat == "kernel") return Kind::kKernel;
+  if (cat == "gpu_memcpy") return Kind::kMemcpy;
+  if (cat == "gpu_memset") return Kind::kMemset;
+  if (cat == "cuda_sync") return Kind::kSync;
+  return Kind::kPlain;
+}
+
+// GPU records wait until every CUDA API call is known: their process comes from the launching
+// call with the same correlation id.
+struct PendingGpu {
+  Kind kind;
+  trace::KernelRecord kernel;
+  trace::MemcpyRecord memcpy;
+  trace::MemsetRecord memset;
+  trace::SyncRecord sync;
+  std::int64_t operationId = 0;
+};
+
+class KinetoImporter {
+ public:
+  KinetoImporter(trace::TraceWriter& writer, const ImportOptions& options, ImportStats& stats)
+      : writer_(writer), options_(options), stats_(stats) {}
+
+  void run(std::string_view json) {
+    // The input buffer carries kJsonPadding spare bytes after its end (readInput guarantees it).
+    auto doc = need(parser_.iterate(json.data(), json.size(), json.size() + kJsonPadding),
+                    "document");
+    od::json_type type = need(doc.type(), "document");
+    bool sawEvents = false;
+    if (type == od::json_type::array) {
+      readEvents(need(doc.get_array(), "document"));
+      sawEvents = true;
+    } else if (type == od::json_type::object) {
+      for (auto field : need(doc.get_object(), "document")) {
+        std::string_view key = need(field.unescaped_key(), "document key");
+        od::value value = need(field.value(), std::string(key));
+        if (key == "traceEvents") {
+          readEvents(need(value.get_array(), "traceEvents"));
+          sawEvents = true;
+        } else if (key == "deviceProperties") {
+          readDeviceProperties(value);
+        } else if (key == "rlscope") {
+          readRlscopeExtension(value);
+        } else if (key == "schemaVersion") {
+          kinetoSchemaVersion_ = std::string(rawValue(value, "schemaVersion"));
+        }  // other members are skipped by the parser when the loop moves on
+      }
+    } else {
+      throw TraceError("not a Kineto/Chrome trace: the JSON document is not an object or array");
+    }
+    const char* trailing = nullptr;
+    if (!doc.current_location().get(trailing)) {
+      throw TraceError(errorText(simdjson::TRAILING_CONTENT));
+    }
+    if (!sawEvents) throw TraceError("not a Kineto/Chrome trace: no traceEvents array");
+    finish();
+  }
+
+ private:
+  void readEvents(od::array events) {
+    std::size_t index = 0;
+    for (auto element : events) {
+      std::string where = "traceEvents[" + std::to_string(index) + "]";
+      od::value v = need(std::move(element), where);
+      if (need(v.type(), where) != od::json_type::object) {
+        throw TraceError(where + ": an event must be a JSON object");
+      }
+      RawEvent e;
+      readEvent(need(v.get_object(), where), e, where);
+      dispatch(e, where);
+      ++index;
+      ++stats_.events;
+      if (options_.progress && index % 1'000'000 == 0) {
+        options_.progress("read " + std::to_string(index / 1'000'000) + " M events");
+      }
+    }
+  }
+
+  void readEvent(od::object obj, RawEvent& e, const std::string& where) {
+    for (auto field : obj) {
+      std::string_view key = need(field.unescaped_key(), where);
+      od::value v = need(field.value(), where);
+      if (key == "ph") {
+        e.ph = need(v.get_string(), where + ".ph");
+      } else if (key == "cat") {
+        e.cat = need(v.get_string(), where + ".cat");
+      } else if (key == "name") {
+        if (need(v.type(), where) == od::json_type::string) {
+          e.name = need(v.get_string(), where + ".name");
+        } else {
+          e.name = rawValue(v, where + ".name");
+        }
+      } else if (key == "pid") {
+        e.pid = looseIdOf(v, where + ".pid");
+      } else if (key == "tid") {
+        e.tid = looseIdOf(v, where + ".tid");
+      } else if (key == "ts") {
+        if (need(v.type(), where) != od::json_type::number) {
+          throw TraceError(where + ".ts: expected a number");
+        }
+        e.tsToken = trimmed(v.raw_json_token());
+      } else if (key == "dur") {
+        if (need(v.type(), where) != od::json_type::number) {
+          throw TraceError(where + ".dur: expected a number");
+        }
+        e.durToken = trimmed(v.raw_json_token());
+      } else if (key == "args") {
+        if (need(v.type(), where) != od::json_type::object) {
+          throw TraceError(where + ".args: expected an object");
+        }
+        e.args = need(need(v.get_object(), where).raw_json(), where + ".args");
+        e.args = trimmed(e.args);
+      } else {
+        if (!e.extras.empty()) e.extras += ',';
+        e.extras += '"';
+        appendJsonEscaped(e.extras, key);
+        e.extras += "\":";
+        e.extras += rawValue(v, where + "." + std::string(key));
+      }
+    }
+  }
+
+  TimeNs timeOf(std::string_view token, const std::string& where, const char* field) {
+    if (token.empty()) return 0;
+    auto ns = microsecondsToNs(token);
+    if (!ns) {
+      throw TraceError(where + "." + field + ": " + std::string(token) +
+                       " us is not a time rlscope can represent (out of int64 ns range)");
+    }
+    return *ns;
+  }
+
+  void dispatch(const RawEvent& e, const std::string& where) {
+    if (e.ph.empty()) throw TraceError(where + ": missing \"ph\"");
+    std::optional<Category> category;
+    Kind kind = classify(e.ph, e.cat, category);
+    if (kind == Kind::kMetadata) return readMetadata(e);
+    TimeNs start = timeOf(e.tsToken, where, "ts");
+    if (e.tsToken.empty() && kind != Kind::kPlain) throw TraceError(where + ": missing \"ts\"");
+    TimeNs dur = timeOf(e.durToken, where, "dur");
+    if (dur < 0) throw TraceError(where + ".dur: negative duration " + std::string(e.durToken));
+    TimeNs end = 0;
+    if (__builtin_add_overflow(start, dur, &end)) {
+      throw TraceError(where + ": ts + dur overflows the time range");
+    }
+    if (kind == Kind::kAc2gFlow) {
+      ++stats_.rowsPerTable["(ac2g flow events, kept as correlation ids)"];
+      return;
+    }
+    bool cpuSide = kind == Kind::kCpuInterval || kind == Kind::kOperation ||
+                   kind == Kind::kPhase || kind == Kind::kRuntime || kind == Kind::kDriver ||
+                   (kind == Kind::kNvtx);
+    if (cpuSide && !(e.pid.isInt && e.tid.isInt)) {
+      // A CPU event on a text track cannot be placed on a thread: keep it as it was.
+      ++cpuEventsOnTextTracks_;
+      kind = Kind::kPlain;
+    }
+    switch (kind) {
+      case Kind::kCpuInterval: {
+        trace::CpuIntervalRecord r;
+        r.start = start;
+        r.end = end;
+        r.globalTid = globalTid(e.pid.value, e.tid.value);
+        r.category = *category;
+        r.nameId = writer_.intern(e.name);
+        r.args = argsOrEmpty(e.args);
+        writer_.addCpuInterval(r);
+        count(trace::table::kCpuIntervals);
+        return;
+      }
+      case Kind::kOperation: {
+        trace::OperationRecord r;
+        r.start = start;
+        r.end = end;
+        r.globalTid = globalTid(e.pid.value, e.tid.value);
+        r.nameId = writer_.intern(e.name);
+        r.source = trace::OperationSource::kKinetoUserAnnotation;
+        r.args = argsOrEmpty(e.args);
+        operations_.add(r);
+        return;
+      }
+      case Kind::kPhase: {
+        trace::PhaseRecord r;
+        r.start = start;
+        r.end = end;
+        r.globalPid = globalPid(e.pid.value);
+        r.nameId = writer_.intern(e.name);
+        writer_.addPhase(r);
+        count(trace::table::kPhases);
+        return;
+      }
+      case Kind::kRuntime:
+      case Kind::kDriver: {
+        GpuArgs a = gpuArgs(e.args, where);
+        trace::ApiCallRecord r;
+        r.start = start;
+        r.end = end;
+        r.eventClass = kind == Kind::kRuntime ? 0 : 1;
+        r.globalTid = globalTid(e.pid.value, e.tid.value);
+        r.correlationId = a.correlation;
+        r.nameId = writer_.intern(e.name);
+        r.returnValue = a.returnValue;
+        r.cbid = a.cbid;
+        if (a.correlation) {
+          auto [it, inserted] =
+              launchPid_.emplace(a.correlation, trace::globalPidOfTid(r.globalTid));
+          if (!inserted && it->second != trace::globalPidOfTid(r.globalTid)) {
+            it->second = kAmbiguousPid;
+          }
+        }
+        auto apiKind = kind == Kind::kRuntime ? trace::ApiKind::kRuntime : trace::ApiKind::kDriver;
+        writer_.addApiCall(apiKind, r);
+        count(kind == Kind::kRuntime ? trace::table::kRuntime : trace::table::kDriver);
+        return;
+      }
+      case Kind::kKernel:
+      case Kind::kMemcpy:
+      case Kind::kMemset:
+      case Kind::kSync:
+        return addGpuRecord(kind, e, start, end, where);
+      case Kind::kNvtx:
+        return addNvtx(e, start, end, where);
+      case Kind::kPlain:
+        return addPlain(e, start, end);
+      case Kind::kMetadata:
+      case Kind::kAc2gFlow:
+        return;
+    }
+  }
+
+  static std::string argsOrEmpty(std::string_view args) {
+    std::string_view body = args;
+    // "{}" and "{ }" carry nothing worth a column value.
+    if (body.size() >= 2) {
+      auto inner = body.substr(1, body.size() - 2);
+      if (inner.find_first_not_of(" \t\r\n") == std::string_view::npos) return {};
+    }
+    return std::string(args);
+  }
+
+  GpuArgs gpuArgs(std::string_view args, const std::string& where) {
+    GpuArgs a;
+    if (args.empty()) return a;
+    // `args` lies inside the input buffer, so the padding after the buffer's end is also
+    // readable after this substring.
+    auto doc = need(argsParser_.iterate(args.data(), args.size(), args.size() + kJsonPadding),
+                    where + ".args");
+    for (auto field : need(doc.get_object(), where + ".args")) {
+      std::string_view key = need(field.unescaped_key(), where + ".args");
+      od::value v = need(field.value(), where + ".args");
+      std::string at = where + ".args." + std::string(key);
+      auto num = [&]() { return integerOf(v, at); };
+      auto triple = [&](std::int64_t (&out)[3]) {
+        std::size_t i = 0;
+        for (auto item : need(v.get_array(), at)) {
+          od::value iv = need(std::move(item), at);
+          if (i < 3) out[i] = integerOf(iv, at);
+          ++i;
+        }
+      };
+      if (key == "device") {
+        a.device = num();
+      } else if (key == "stream") {
+        a.stream = num();
+      } else if (key == "context") {
+        a.context = num();
+      } else if (key == "correlation") {
+        a.correlation = num();
+      } else if (key == "cbid") {
+        a.cbid = num();
+      } else if (key == "returnValue") {
+        a.returnValue = num();
+      } else if (key == "registers per thread") {
+        a.registers = num();
+      } else if (key == "shared memory") {
+        a.sharedMemory = num();
+      } else if (key == "static shared memory") {
+        a.staticShared = num();
+      } else if (key == "dynamic shared memory") {
+        a.dynamicShared = num();
+      } else if (key == "local memory per thread") {
+        a.localPerThread = num();
+      } else if (key == "local memory total") {
+        a.localTotal = num();
+      } else if (key == "grid id") {
+        a.gridId = num();
+      } else if (key == "launch type") {
+        a.launchType = num();
+      } else if (key == "cache config") {
+        a.cacheConfig = num();
+      } else if (key == "graph id") {
+        a.graphId = num();
+      } else if (key == "graph node id") {
+        a.graphNodeId = num();
+      } else if (key == "grid") {
+        triple(a.grid);
+      } else if (key == "block") {
+        triple(a.block);
+      } else if (key == "bytes") {
+        a.bytes = num();
+      } else if (key == "value") {
+        a.value = num();
+      } else if (key == "copy kind") {
+        a.copyKind = num();
+      } else if (key == "src kind") {
+        a.srcKind = num();
+      } else if (key == "dst kind") {
+        a.dstKind = num();
+      } else if (key == "src device") {
+        a.srcDevice = num();
+      } else if (key == "dst device") {
+        a.dstDevice = num();
+      } else if (key == "mem kind") {
+        a.memKind = num();
+      } else if (key == "event id") {
+        a.eventId = num();
+      } else if (key == "rlscope operation id") {
+        a.operationId = num();
+      } else if (key == "cuda_sync_kind") {
+        a.syncKind = std::string(need(v.get_string(), at));
+      } else if (key == "short name") {
+        a.shortName = std::string(need(v.get_string(), at));
+      } else if (key == "mangled name") {
+        a.mangledName = std::string(need(v.get_string(), at));
+      } else if (key == "eventType") {
+        a.nvtxEventType = num();
+      } else if (key == "rangeId") {
+        a.rangeId = num();
+      } else if (key == "category") {
+        a.nvtxCategory = num();
+      } else if (key == "domainId") {
+        a.domainId = num();
+      } else if (key == "endGlobalTid") {
+        a.endGlobalTid = num();
+      } else if (key == "color") {
+        a.color = num();
+      } else if (key == "registered") {
+        a.registered = need(v.get_bool(), at);
+      }
+    }
+    return a;
+  }
+
+  void addGpuRecord(Kind kind, const RawEvent& e, TimeNs start, TimeNs end,
+                    const std::string& where) {
+    GpuArgs a = gpuArgs(e.args, where);
+    std::int64_t device = a.device >= 0 ? a.device : (e.pid.isInt ? e.pid.value : 0);
+    std::int64_t stream = a.stream >= 0 ? a.stream : (e.tid.isInt ? e.tid.value : 0);
+    if (e.pid.isInt) gpuEventPids_.insert(e.pid.value);
+    PendingGpu g;
+    g.kind = kind;
+    g.operationId = a.operationId;
+    switch (kind) {
+      case Kind::kKernel: {
+        auto& k = g.kernel;
+        k.start = start;
+        k.end = end;
+        k.deviceId = device;
+        k.contextId = a.context;
+        k.streamId = stream;
+        k.correlationId = a.correlation;
+        k.demangledName = writer_.intern(e.name);
+        k.shortName = a.shortName.empty() ? k.demangledName : writer_.intern(a.shortName);
+        k.mangledName = a.mangledName.empty() ? trace::kNoString : writer_.intern(a.mangledName);
+        k.registersPerThread = a.registers;
+        k.gridX = a.grid[0], k.gridY = a.grid[1], k.gridZ = a.grid[2];
+        k.blockX = a.block[0], k.blockY = a.block[1], k.blockZ = a.block[2];
+        // Kineto reports only the total shared memory of a block.
+        k.staticSharedMemory = a.staticShared >= 0 ? a.staticShared : a.sharedMemory;
+        k.dynamicSharedMemory = a.dynamicShared >= 0 ? a.dynamicShared : 0;
+        k.localMemoryPerThread = a.localPerThread;
+        k.localMemoryTotal = a.localTotal;
+        k.gridId = a.gridId;
+        k.launchType = a.launchType;
+        k.cacheConfig = a.cacheConfig;
+        k.graphId = a.graphId;
+        k.graphNodeId = a.graphNodeId;
+        break;
+      }
+      case Kind::kMemcpy: {
+        auto& m = g.memcpy;
+        m.start = start;
+        m.end = end;
+        m.deviceId = device;
+        m.contextId = a.context;
+        m.streamId = stream;
+        m.correlationId = a.correlation;
+        m.bytes = a.bytes;
+        auto kinds = memcpyKindsOf(e.name);
+        m.copyKind = a.copyKind >= 0 ? a.copyKind : kinds.copy;
+        m.srcKind = a.srcKind >= 0 ? a.srcKind : kinds.src;
+        m.dstKind = a.dstKind >= 0 ? a.dstKind : kinds.dst;
+        m.srcDeviceId = a.srcDevice >= 0 ? a.srcDevice : device;
+        m.dstDeviceId = a.dstDevice >= 0 ? a.dstDevice : device;
+        m.graphNodeId = a.graphNodeId;
+        break;
+      }
+      case Kind::kMemset: {
+        auto& m = g.memset;
+        m.start = start;
+        m.end = end;
+        m.deviceId = device;
+        m.contextId = a.context;
+        m.streamId = stream;
+        m.correlationId = a.correlation;
+        m.value = a.value;
+        m.bytes = a.bytes;
+        m.memKind = a.memKind >= 0 ? a.memKind : memsetKindOf(e.name);
+        m.graphNodeId = a.graphNodeId;
+        break;
+      }
+      default: {
+        auto& s = g.sync;
+        s.start = start;
+        s.end = end;
+        s.deviceId = device;
+        s.contextId = a.context;
+        s.streamId = stream;
+        s.correlationId = a.correlation;
+        s.syncType = static_cast<trace::SyncType>(syncTypeOf(a.syncKind.empty() ? e.name
+                                                                                : a.syncKind));
+        s.eventId = a.eventId;
+        break;
+      }
+    }
+    gpu_.push_back(std::move(g));
+  }
+
+  void addNvtx(const RawEvent& e, TimeNs start, TimeNs end, const std::string& where) {
+    GpuArgs a = gpuArgs(e.args, where);
+    trace::NvtxRecord r;
+    r.start = start;
+    if (e.ph == "X") r.end = end;
+    r.eventType = static_cast<trace::NvtxEventType>(a.nvtxEventType);
+    r.rangeId = a.rangeId;
+    r.category = a.nvtxCategory;
+    r.color = a.color;
+    r.globalTid = globalTid(e.pid.value, e.tid.value);
+    r.endGlobalTid = a.endGlobalTid;
+    r.domainId = a.domainId;
+    if (a.registered) {
+      r.textId = writer_.intern(e.name);
+    } else {
+      r.text = std::string(e.name);
+    }
+    writer_.addNvtx(r);
+    count(trace::table::kNvtx);
+    if (r.end && (r.eventType == trace::NvtxEventType::kPushPopRange ||
+                  r.eventType == trace::NvtxEventType::kStartEndRange)) {
+      trace::OperationRecord op;
+      op.start = r.start;
+      op.end = *r.end;
+      op.globalTid = r.globalTid;
+      op.nameId = writer_.intern(e.name);
+      op.source = trace::OperationSource::kNvtx;
+      operations_.add(op);
+    }
+  }
+
+  void addPlain(const RawEvent& e, TimeNs start, TimeNs end) {
+    trace::PlainEventRecord r;
+    r.start = start;
+    r.end = end;
+    r.pid = e.pid.asText();
+    r.tid = e.tid.asText();
+    r.nameId = e.name.empty() ? trace::kNoString : writer_.intern(e.name);
+    r.categoryId = e.cat.empty() ? trace::kNoString : writer_.intern(e.cat);
+    r.phase = std::string(e.ph);
+    // Top-level members other than the standard ones travel under args["__event"].
+    if (e.extras.empty()) {
+      r.args = argsOrEmpty(e.args);
+    } else {
+      std::string body = argsOrEmpty(e.args);
+      r.args = "{\"__event\":{" + e.extras + "}";
+      if (!body.empty()) {
+        r.args += ',';
+        r.args.append(body, 1, std::string::npos);  // drop the leading '{'
+      } else {
+        r.args += '}';
+      }
+    }
+    writer_.addPlainEvent(r);
+    count(trace::table::kPlainEvents);
+  }
+
+  void readMetadata(const RawEvent& e) {
+    if (!e.pid.isInt || e.args.empty()) return;
+    std::string name = metadataName(e.args);
+    if (e.name == "process_name") {
+      processNames_[e.pid.value] = name;
+    } else if (e.name == "thread_name" && e.tid.isInt) {
+      threadNames_[{e.pid.value, e.tid.value}] = name;
+    } else if (e.name == "process_labels") {
+      auto labels = metadataField(e.args, "labels");
+      if (labels.rfind("GPU", 0) == 0) gpuPids_.insert(e.pid.value);
+    }
+  }
+
+  std::string metadataName(std::string_view args) { return metadataField(args, "name"); }
+
+  std::string metadataField(std::string_view args, std::string_view wanted) {
+    auto doc = argsParser_.iterate(args.data(), args.size(), args.size() + kJsonPadding);
+    od::object obj;
+    if (doc.get_object().get(obj)) return {};
+    for (auto field : obj) {
+      std::string_view key;
+      if (field.unescaped_key().get(key) || key != wanted) continue;
+      std::string_view s;
+      if (!field.value().get_string().get(s)) return std::string(s);
+      return {};
+    }
+    return {};
+  }
+
+  void readDeviceProperties(od::value value) {
+    for (auto element : need(value.get_array(), "deviceProperties")) {
+      trace::GpuInfoRecord g;
+      std::int64_t maxThreadsPerSm = 0;
+      od::object obj = need(need(std::move(element), "deviceProperties").get_object(),
+                            "deviceProperties");
+      for (auto field : obj) {
+        std::string_view key = need(field.unescaped_key(), "deviceProperties");
+        od::value v = need(field.value(), "deviceProperties");
+        std::string at = "deviceProperties." + std::string(key);
+        if (need(v.type(), at) == od::json_type::string) {
+          std::string s(need(v.get_string(), at));
+          if (key == "name") g.name = s;
+          if (key == "busLocation") g.busLocation = s;
+          if (key == "uuid") g.uuid = s;
+          if (key == "chipName") g.chipName = s;
+          continue;
+        }
+        if (need(v.type(), at) != od::json_type::number) continue;
+        std::int64_t n = integerOf(v, at);
+        if (key == "id") g.id = n;
+        else if (key == "totalGlobalMem") g.totalMemory = n;
+        else if (key == "computeMajor") g.computeMajor = n;
+        else if (key == "computeMinor") g.computeMinor = n;
+        else if (key == "maxThreadsPerBlock") g.maxThreadsPerBlock = n;
+        else if (key == "maxThreadsPerMultiprocessor") maxThreadsPerSm = n;
+        else if (key == "regsPerBlock") g.maxRegistersPerBlock = n;
+        else if (key == "regsPerMultiprocessor") g.maxRegistersPerSm = n;
+        else if (key == "warpSize") g.threadsPerWarp = n;
+        else if (key == "sharedMemPerBlock") g.maxShmemPerBlock = n;
+        else if (key == "sharedMemPerMultiprocessor") g.maxShmemPerSm = n;
+        else if (key == "numSms") g.smCount = n;
+        else if (key == "sharedMemPerBlockOptin") g.maxShmemPerBlockOptin = n;
+        else if (key == "l2CacheSize") g.l2CacheSize = n;
+        else if (key == "memoryBandwidth") g.memoryBandwidth = n;
+        else if (key == "clockRate") g.clockRate = n;
+        else if (key == "memoryClockRate") g.memoryClockRate = n;
+        else if (key == "memoryBusWidth") g.memoryBusWidth = n;
+        else if (key == "maxBlocksPerSm") g.maxBlocksPerSm = n;
+        else if (key == "isDiscrete") g.isDiscrete = n;
+      }
+      if (g.threadsPerWarp > 0) g.maxWarpsPerSm = maxThreadsPerSm / g.threadsPerWarp;
+      writer_.addGpuInfo(g);
+      count(trace::table::kGpuInfo);
+    }
+  }
+
+  void readRlscopeExtension(od::value value) {
+    for (auto field : need(value.get_object(), "rlscope")) {
+      std::string_view key = need(field.unescaped_key(), "rlscope");
+      od::value v = need(field.value(), "rlscope");
+      if (key == "meta") {
+        for (auto m : need(v.get_object(), "rlscope.meta")) {
+          std::string k(need(m.unescaped_key(), "rlscope.meta"));
+          std::string val(need(need(m.value(), "rlscope.meta").get_string(), "rlscope.meta." + k));
+          // The writer owns the version and provenance keys of the new trace.
+          if (k == trace::meta::kSchemaVersion || k == trace::meta::kRlscopeVersion ||
+              k == trace::meta::kCreatedAt || k == trace::meta::kSourceFormat ||
+              k == trace::meta::kSourceFile) {
+            continue;
+          }
+          writer_.setMeta(k, val);
+        }
+      } else if (key == "calibration") {
+        for (auto item : need(v.get_array(), "rlscope.calibration")) {
+          trace::CalibrationRecord c;
+          for (auto f : need(need(std::move(item), "rlscope.calibration").get_object(),
+                             "rlscope.calibration")) {
+            std::string_view k = need(f.unescaped_key(), "rlscope.calibration");
+            od::value cv = need(f.value(), "rlscope.calibration");
+            if (k == "source") c.source = std::string(need(cv.get_string(), "source"));
+            else if (k == "name") c.name = std::string(need(cv.get_string(), "name"));
+            else if (k == "mean_ns") c.meanNs = need(cv.get_double(), "mean_ns");
+            else if (k == "std_ns") c.stdNs = need(cv.get_double(), "std_ns");
+            else if (k == "count") c.count = integerOf(cv, "count");
+          }
+          writer_.addCalibration(c);
+          count(trace::table::kCalibration);
+        }
+      }
+    }
+  }
+
+  // --- ids ----------------------------------------------------------------------------------
+
+  // OS pids and tids are packed into 24-bit fields; values outside get stable substitutes and
+  // rlscope_processes / rlscope_threads keep the originals.
+  std::int64_t packedPid(std::int64_t pid) {
+    if (trace::fitsGlobalIdField(pid) && !remappedPidTaken_.count(pid)) {
+      usedPids_.insert(pid);
+      return pid;
+    }
+    auto [it, inserted] = pidRemap_.emplace(pid, 0);
+    if (inserted) {
+      while (usedPids_.count(nextSyntheticPid_)) --nextSyntheticPid_;
+      it->second = nextSyntheticPid_--;
+      remappedPidTaken_.insert(it->second);
+      ++remappedIds_;
+    }
+    return it->second;
+  }
+
+  std::int64_t globalPid(std::int64_t pid) {
+    auto packed = packedPid(pid);
+    auto g = trace::globalPidOf(packed);
+    cpuPids_.emplace(g, pid);
+    return g;
+  }
+
+  std::int64_t globalTid(std::int64_t pid, std::int64_t tid) {
+    auto key = std::pair{pid, tid};
+    auto it = threads_.find(key);
+    if (it != threads_.end()) return it->second;
+    auto gp = globalPid(pid);
+    std::int64_t packedTid = tid;
+    auto& used = usedTids_[gp];
+    if (!trace::fitsGlobalIdField(tid) || used.count(tid)) {
+      packedTid = trace::kGlobalIdFieldLimit - 1;
+      while (used.count(packedTid)) --packedTid;
+      ++remappedIds_;
+    }
+    used.insert(packedTid);
+    auto g = trace::globalTidOf(trace::pidOfGlobalId(gp), packedTid);
+    threads_.emplace(key, g);
+    return g;
+  }
+
+  void count(std::string_view table) { ++stats_.rowsPerTable[std::string(table)]; }
+
+  // --- end of input -------------------------------------------------------------------------
+
+  void finish() {
+    writeGpuRecords();
+    auto ops = operations_.build();
+    for (const auto& op : ops) {
+      writer_.addOperation(op);
+      count(trace::table::kOperations);
+    }
+    writeProcessesAndThreads();
+    writer_.setMeta(trace::meta::kSourceFormat, "kineto");
+    if (!kinetoSchemaVersion_.empty()) writer_.setMeta("kineto_schema_version", kinetoSchemaVersion_);
+    if (cpuEventsOnTextTracks_) {
+      stats_.warnings.push_back(std::to_string(cpuEventsOnTextTracks_) +
+                                " CPU events on non-numeric pid/tid tracks were kept as plain "
+                                "events (rlscope_events)");
+    }
+    if (remappedIds_) {
+      stats_.warnings.push_back(std::to_string(remappedIds_) +
+                                " pids/tids outside nsys' 24-bit globalTid fields were given "
+                                "substitute ids (originals kept in rlscope_processes/threads)");
+    }
+    if (unresolvedGpu_) {
+      stats_.warnings.push_back(std::to_string(unresolvedGpu_) +
+                                " GPU records have no launching CUDA API call in the trace; "
+                                "their process was inferred");
+    }
+  }
+
+  void writeGpuRecords() {
+    // The process of a GPU record is the one whose CUDA API call has its correlation id; without
+    // one, the only CPU process when there is exactly one.
+    std::int64_t onlyPid = cpuPids_.size() == 1 ? cpuPids_.begin()->first : 0;
+    auto resolve = [&](std::int64_t correlation) {
+      auto it = correlation ? launchPid_.find(correlation) : launchPid_.end();
+      if (it != launchPid_.end() && it->second != kAmbiguousPid) return it->second;
+      ++unresolvedGpu_;
+      return onlyPid;
+    };
+    for (auto& g : gpu_) {
+      std::int64_t pid = 0, correlation = 0;
+      switch (g.kind) {
+        case Kind::kKernel:
+          correlation = g.kernel.correlationId;
+          pid = g.kernel.globalPid = resolve(correlation);
+          writer_.addKernel(g.kernel);
+          count(trace::table::kKernel);
+          break;
+        case Kind::kMemcpy:
+          correlation = g.memcpy.correlationId;
+          pid = g.memcpy.globalPid = resolve(correlation);
+          writer_.addMemcpy(g.memcpy);
+          count(trace::table::kMemcpy);
+          break;
+        case Kind::kMemset:
+          correlation = g.memset.correlationId;
+          pid = g.memset.globalPid = resolve(correlation);
+          writer_.addMemset(g.memset);
+          count(trace::table::kMemset);
+          break;
+        default:
+          correlation = g.sync.correlationId;
+          pid = g.sync.globalPid = resolve(correlation);
+          writer_.addSync(g.sync);
+          count(trace::table::kSync);
+          break;
+      }
+      if (g.operationId) {
+        writer_.addExternalCorrelation({pid, correlation, g.operationId});
+        count(trace::table::kExternalCorrelation);
+      }
+    }
+    gpu_.clear();
+  }
+
+  void writeProcessesAndThreads() {
+    // Named processes without events are still processes of the run (unless they are GPUs).
+    for (const auto& [pid, name] : processNames_) {
+      if (!gpuPids_.count(pid) && !gpuEventPids_.count(pid)) globalPid(pid);
+    }
+    for (const auto& [gp, osPid] : cpuPids_) {
+      trace::ProcessRecord p;
+      p.globalPid = gp;
+      p.pid = osPid;
+      auto it = processNames_.find(osPid);
+      if (it != processNames_.end()) p.name = it->second;
+      writer_.addProcess(p);
+      count(trace::table::kProcesses);
+    }
+    for (const auto& [key, gt] : threads_) {
+      trace::ThreadRecord t;
+      t.globalTid = gt;
+      t.globalPid = trace::globalPidOfTid(gt);
+      t.tid = key.second;
+      auto it = threadNames_.find(key);
+      if (it != threadNames_.end()) {
+        t.name = it->second;
+        writer_.addThreadName({writer_.intern(t.name), 0, gt});
+        count(trace::table::kThreadNames);
+      }
+      writer_.addThread(t);
+      count(trace::table::kThreads);
+    }
+  }
+
+  static constexpr std::int64_t kAmbiguousPid = -1;
+
+  trace::TraceWriter& writer_;
+  const ImportOptions& options_;
+  ImportStats& stats_;
+  od::parser parser_;
+  od::parser argsParser_;
+  OperationNesting operations_;
+  std::vector<PendingGpu> gpu_;
+  std::unordered_map<std::int64_t, std::int64_t> launchPid_;  // correlation id -> globalPid
+  std::map<std::pair<std::int64_t, std::int64_t>, std::int64_t> threads_;  // (pid, tid) -> gTid
+  std::map<std::int64_t, std::int64_t> cpuPids_;                           // globalPid -> OS pid
+  std::map<std::int64_t, std::int64_t> pidRemap_;
+  std::set<std::int64_t> usedPids_, remappedPidTaken_;
+  std::map<std::int64_t, std::set<std::int64_t>> usedTids_;
+  std::int64_t nextSyntheticPid_ = trace::kGlobalIdFieldLimit - 1;
+  std::map<std::int64_t, std::string> processNames_;
+  std::map<std::pair<std::int64_t, std::int64_t>, std::string> threadNames_;
+  std::set<std::int64_t> gpuPids_;       // labelled "GPU n" by process_labels
+  std::set<std::int64_t> gpuEventPids_;  // pids that host GPU records
+  std::string kinetoSchemaVersion_;
+  std::uint64_t cpuEventsOnTextTracks_ = 0, remappedIds_ = 0, unresolvedGpu_ = 0;
+};
+
+}  // namespace
+
+void importKineto(std::string_view json, trace::TraceWriter& writer, const ImportOptions& options,
+                  ImportStats& stats) {
+  KinetoImporter(writer, options, stats).run(json);
+}
+
+}  // namespace rlscope::import

@@ -50,6 +50,33 @@ std::string gzip(std::string_view bytes) {
   return out;
 }
 
+std::string readMaybeGzip(const std::filesystem::path& path) {
+  std::string raw = readFile(path);
+  if (raw.size() < 2 || static_cast<unsigned char>(raw[0]) != 0x1f ||
+      static_cast<unsigned char>(raw[1]) != 0x8b) {
+    return raw;
+  }
+  z_stream zs{};
+  if (inflateInit2(&zs, 15 + 32) != Z_OK) throw std::runtime_error("inflateInit2 failed");
+  zs.next_in = reinterpret_cast<Bytef*>(raw.data());
+  zs.avail_in = static_cast<uInt>(raw.size());
+  std::string out;
+  char buf[1 << 16];
+  int rc = Z_OK;
+  while (rc != Z_STREAM_END) {
+    zs.next_out = reinterpret_cast<Bytef*>(buf);
+    zs.avail_out = sizeof buf;
+    rc = inflate(&zs, Z_NO_FLUSH);
+    if (rc != Z_OK && rc != Z_STREAM_END) {
+      inflateEnd(&zs);
+      throw std::runtime_error("bad gzip " + path.string());
+    }
+    out.append(buf, sizeof buf - zs.avail_out);
+  }
+  inflateEnd(&zs);
+  return out;
+}
+
 std::filesystem::path sharedTracesDir() {
   std::filesystem::path dir = RLSCOPE_SHARED_TRACES_DIR;
   if (const char* env = std::getenv("RLSCOPE_SHARED_TRACES")) dir = env;

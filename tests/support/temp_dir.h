@@ -24,6 +24,8 @@ class TempDir {
 };
 
 std::string readFile(const std::filesystem::path& path);
+// The contents of a file, gunzipped when it is gzip.
+std::string readMaybeGzip(const std::filesystem::path& path);
 // gzip-compresses `bytes` (for .json.gz fixtures).
 std::string gzip(std::string_view bytes);
 

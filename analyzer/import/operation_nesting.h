@@ -1,0 +1,26 @@
+// Operations arrive as flat ranges (Kineto user_annotation events, NVTX ranges); the trace stores
+// them with ids, parent and depth. This computes that nesting per thread.
+#pragma once
+
+#include <vector>
+
+#include "rlscope/trace/records.h"
+
+namespace rlscope::import {
+
+class OperationNesting {
+ public:
+  void add(const trace::OperationRecord& op) { ops_.push_back(op); }
+  bool empty() const { return ops_.empty(); }
+
+  // The operations ordered by thread and start, with id (1..N), parentId and depth set. A range
+  // is the child of the innermost earlier range on its thread that contains it; ranges that
+  // overlap without nesting (possible with NVTX start/end ranges) become siblings. Ties in start
+  // put the longer range outside.
+  std::vector<trace::OperationRecord> build();
+
+ private:
+  std::vector<trace::OperationRecord> ops_;
+};
+
+}  // namespace rlscope::import
