@@ -47,6 +47,14 @@ struct RawEvent {
   std::string_view durToken;
   std::string_view args;  // raw JSON object text, empty when absent
   std::string extras;     // other top-level members as raw JSON `"key":value,...`
+
+  void reset() {
+    ph = cat = name = tsToken = durToken = args = {};
+    pid.isInt = tid.isInt = false;
+    pid.text.clear();
+    tid.text.clear();
+    extras.clear();
+  }
 };
 
 // The args of GPU-side and CUDA API events that become typed columns.
@@ -82,12 +90,47 @@ std::string errorText(simdjson::error_code e) {
   }
 }
 
+// Where a value sits in the input ("traceEvents[12].args.grid"). Kept as views and formatted
+// only when an error is reported: the hot path must not build strings per field.
+struct Where {
+  std::string_view section;
+  std::size_t index = std::string_view::npos;
+  std::string_view part1;
+  std::string_view part2;
+
+  Where(const char* s) : section(s) {}  // NOLINT: literals name whole sections
+  Where(std::string_view s, std::size_t i) : section(s), index(i) {}
+  Where field(std::string_view f) const {
+    Where w = *this;
+    (w.part1.empty() ? w.part1 : w.part2) = f;
+    return w;
+  }
+  Where arg(std::string_view key) const {
+    Where w = *this;
+    w.part1 = "args";
+    w.part2 = key;
+    return w;
+  }
+  std::string str() const {
+    std::string s(section);
+    if (index != std::string_view::npos) s += "[" + std::to_string(index) + "]";
+    for (auto p : {part1, part2}) {
+      if (!p.empty()) s += "." + std::string(p);
+    }
+    return s;
+  }
+};
+
+[[noreturn]] void fail(const Where& where, const std::string& what) {
+  throw TraceError(where.str() + ": " + what);
+}
+
 // simdjson result -> value, or a TraceError that says where.
 template <typename T>
-T need(simdjson::simdjson_result<T>&& r, const std::string& where) {
+T need(simdjson::simdjson_result<T>&& r, const Where& where) {
   T value;
   auto err = std::move(r).get(value);
-  if (err) throw TraceError(where + ": " + errorText(err));
+  if (err) fail(where, errorText(err));
   return value;
 }
 
@@ -115,27 +158,26 @@ std::string_view trimmed(std::string_view s) {
 }
 
 // Raw JSON text of any value (object, array or scalar), consuming it.
-std::string_view rawValue(od::value v, const std::string& where) {
+std::string_view rawValue(od::value v, const Where& where) {
   od::json_type type = need(v.type(), where);
   if (type == od::json_type::object) return need(need(v.get_object(), where).raw_json(), where);
   if (type == od::json_type::array) return need(need(v.get_array(), where).raw_json(), where);
   return trimmed(v.raw_json_token());
 }
 
-std::int64_t integerOf(od::value v, const std::string& where) {
+std::int64_t integerOf(od::value v, const Where& where) {
   od::json_type type = need(v.type(), where);
-  if (type != od::json_type::number) throw TraceError(where + ": expected a number");
+  if (type != od::json_type::number) fail(where, "expected a number");
   std::int64_t i = 0;
   if (!v.get_int64().get(i)) return i;
   double d = need(v.get_double(), where);
   if (!(d >= -9.2e18 && d <= 9.2e18) || d != static_cast<double>(static_cast<std::int64_t>(d))) {
-    throw TraceError(where + ": number " + std::string(trimmed(v.raw_json_token())) +
-                     " is not an integer in range");
+    fail(where, "number " + std::string(trimmed(v.raw_json_token())) + " is not an integer in range");
   }
   return static_cast<std::int64_t>(d);
 }
 
-LooseId looseIdOf(od::value v, const std::string& where) {
+LooseId looseIdOf(od::value v, const Where& where) {
   LooseId id;
   od::json_type type = need(v.type(), where);
   if (type == od::json_type::number) {
@@ -144,7 +186,7 @@ LooseId looseIdOf(od::value v, const std::string& where) {
   } else if (type == od::json_type::string) {
     id.text = std::string(need(v.get_string(), where));
   } else {
-    throw TraceError(where + ": expected a number or a string");
+    fail(where, "expected a number or a string");
   }
   return id;
 }
@@ -260,7 +302,7 @@ class KinetoImporter {
     } else if (type == od::json_type::object) {
       for (auto field : need(doc.get_object(), "document")) {
         std::string_view key = need(field.unescaped_key(), "document key");
-        od::value value = need(field.value(), std::string(key));
+        od::value value = need(field.value(), Where("document").field(key));
         if (key == "traceEvents") {
           readEvents(need(value.get_array(), "traceEvents"));
           sawEvents = true;
@@ -287,12 +329,13 @@ class KinetoImporter {
   void readEvents(od::array events) {
     std::size_t index = 0;
     for (auto element : events) {
-      std::string where = "traceEvents[" + std::to_string(index) + "]";
+      Where where("traceEvents", index);
       od::value v = need(std::move(element), where);
       if (need(v.type(), where) != od::json_type::object) {
-        throw TraceError(where + ": an event must be a JSON object");
+        fail(where, "an event must be a JSON object");
       }
-      RawEvent e;
+      RawEvent& e = event_;  // reused: no allocation per event once warm
+      e.reset();
       readEvent(need(v.get_object(), where), e, where);
       dispatch(e, where);
       ++index;
@@ -303,72 +346,72 @@ class KinetoImporter {
     }
   }
 
-  void readEvent(od::object obj, RawEvent& e, const std::string& where) {
+  void readEvent(od::object obj, RawEvent& e, const Where& where) {
     for (auto field : obj) {
       std::string_view key = need(field.unescaped_key(), where);
       od::value v = need(field.value(), where);
       if (key == "ph") {
-        e.ph = need(v.get_string(), where + ".ph");
+        e.ph = need(v.get_string(), where.field("ph"));
       } else if (key == "cat") {
-        e.cat = need(v.get_string(), where + ".cat");
+        e.cat = need(v.get_string(), where.field("cat"));
       } else if (key == "name") {
         if (need(v.type(), where) == od::json_type::string) {
-          e.name = need(v.get_string(), where + ".name");
+          e.name = need(v.get_string(), where.field("name"));
         } else {
-          e.name = rawValue(v, where + ".name");
+          e.name = rawValue(v, where.field("name"));
         }
       } else if (key == "pid") {
-        e.pid = looseIdOf(v, where + ".pid");
+        e.pid = looseIdOf(v, where.field("pid"));
       } else if (key == "tid") {
-        e.tid = looseIdOf(v, where + ".tid");
+        e.tid = looseIdOf(v, where.field("tid"));
       } else if (key == "ts") {
         if (need(v.type(), where) != od::json_type::number) {
-          throw TraceError(where + ".ts: expected a number");
+          fail(where.field("ts"), "expected a number");
         }
         e.tsToken = trimmed(v.raw_json_token());
       } else if (key == "dur") {
         if (need(v.type(), where) != od::json_type::number) {
-          throw TraceError(where + ".dur: expected a number");
+          fail(where.field("dur"), "expected a number");
         }
         e.durToken = trimmed(v.raw_json_token());
       } else if (key == "args") {
         if (need(v.type(), where) != od::json_type::object) {
-          throw TraceError(where + ".args: expected an object");
+          fail(where.field("args"), "expected an object");
         }
-        e.args = need(need(v.get_object(), where).raw_json(), where + ".args");
+        e.args = need(need(v.get_object(), where).raw_json(), where.field("args"));
         e.args = trimmed(e.args);
       } else {
         if (!e.extras.empty()) e.extras += ',';
         e.extras += '"';
         appendJsonEscaped(e.extras, key);
         e.extras += "\":";
-        e.extras += rawValue(v, where + "." + std::string(key));
+        e.extras += rawValue(v, where.field(key));
       }
     }
   }
 
-  TimeNs timeOf(std::string_view token, const std::string& where, const char* field) {
+  TimeNs timeOf(std::string_view token, const Where& where, const char* field) {
     if (token.empty()) return 0;
     auto ns = microsecondsToNs(token);
     if (!ns) {
-      throw TraceError(where + "." + field + ": " + std::string(token) +
-                       " us is not a time rlscope can represent (out of int64 ns range)");
+      fail(where.field(field), std::string(token) +
+                                   " us is not a time rlscope can represent (out of int64 ns range)");
     }
     return *ns;
   }
 
-  void dispatch(const RawEvent& e, const std::string& where) {
-    if (e.ph.empty()) throw TraceError(where + ": missing \"ph\"");
+  void dispatch(const RawEvent& e, const Where& where) {
+    if (e.ph.empty()) fail(where, "missing \"ph\"");
     std::optional<Category> category;
     Kind kind = classify(e.ph, e.cat, category);
     if (kind == Kind::kMetadata) return readMetadata(e);
     TimeNs start = timeOf(e.tsToken, where, "ts");
-    if (e.tsToken.empty() && kind != Kind::kPlain) throw TraceError(where + ": missing \"ts\"");
+    if (e.tsToken.empty() && kind != Kind::kPlain) fail(where, "missing \"ts\"");
     TimeNs dur = timeOf(e.durToken, where, "dur");
-    if (dur < 0) throw TraceError(where + ".dur: negative duration " + std::string(e.durToken));
+    if (dur < 0) fail(where.field("dur"), "negative duration " + std::string(e.durToken));
     TimeNs end = 0;
     if (__builtin_add_overflow(start, dur, &end)) {
-      throw TraceError(where + ": ts + dur overflows the time range");
+      fail(where, "ts + dur overflows the time range");
     }
     if (kind == Kind::kAc2gFlow) {
       ++stats_.rowsPerTable["(ac2g flow events, kept as correlation ids)"];
@@ -384,13 +427,13 @@ class KinetoImporter {
     }
     switch (kind) {
       case Kind::kCpuInterval: {
-        trace::CpuIntervalRecord r;
+        auto& r = cpuInterval_;  // reused: its args buffer keeps its capacity
         r.start = start;
         r.end = end;
         r.globalTid = globalTid(e.pid.value, e.tid.value);
         r.category = *category;
         r.nameId = writer_.intern(e.name);
-        r.args = argsOrEmpty(e.args);
+        r.args.assign(argsOrEmpty(e.args));
         writer_.addCpuInterval(r);
         count(trace::table::kCpuIntervals);
         return;
@@ -402,7 +445,7 @@ class KinetoImporter {
         r.globalTid = globalTid(e.pid.value, e.tid.value);
         r.nameId = writer_.intern(e.name);
         r.source = trace::OperationSource::kKinetoUserAnnotation;
-        r.args = argsOrEmpty(e.args);
+        r.args.assign(argsOrEmpty(e.args));
         operations_.add(r);
         return;
       }
@@ -455,27 +498,26 @@ class KinetoImporter {
     }
   }
 
-  static std::string argsOrEmpty(std::string_view args) {
-    std::string_view body = args;
-    // "{}" and "{ }" carry nothing worth a column value.
-    if (body.size() >= 2) {
-      auto inner = body.substr(1, body.size() - 2);
+  // "{}" and "{ }" carry nothing worth a column value.
+  static std::string_view argsOrEmpty(std::string_view args) {
+    if (args.size() >= 2) {
+      auto inner = args.substr(1, args.size() - 2);
       if (inner.find_first_not_of(" \t\r\n") == std::string_view::npos) return {};
     }
-    return std::string(args);
+    return args;
   }
 
-  GpuArgs gpuArgs(std::string_view args, const std::string& where) {
+  GpuArgs gpuArgs(std::string_view args, const Where& where) {
     GpuArgs a;
     if (args.empty()) return a;
     // `args` lies inside the input buffer, so the padding after the buffer's end is also
     // readable after this substring.
     auto doc = need(argsParser_.iterate(args.data(), args.size(), args.size() + kJsonPadding),
-                    where + ".args");
-    for (auto field : need(doc.get_object(), where + ".args")) {
-      std::string_view key = need(field.unescaped_key(), where + ".args");
-      od::value v = need(field.value(), where + ".args");
-      std::string at = where + ".args." + std::string(key);
+                    where.field("args"));
+    for (auto field : need(doc.get_object(), where.field("args"))) {
+      std::string_view key = need(field.unescaped_key(), where.field("args"));
+      Where at = where.arg(key);
+      od::value v = need(field.value(), at);
       auto num = [&]() { return integerOf(v, at); };
       auto triple = [&](std::int64_t (&out)[3]) {
         std::size_t i = 0;
@@ -569,7 +611,7 @@ class KinetoImporter {
   }
 
   void addGpuRecord(Kind kind, const RawEvent& e, TimeNs start, TimeNs end,
-                    const std::string& where) {
+                    const Where& where) {
     GpuArgs a = gpuArgs(e.args, where);
     std::int64_t device = a.device >= 0 ? a.device : (e.pid.isInt ? e.pid.value : 0);
     std::int64_t stream = a.stream >= 0 ? a.stream : (e.tid.isInt ? e.tid.value : 0);
@@ -653,7 +695,7 @@ class KinetoImporter {
     gpu_.push_back(std::move(g));
   }
 
-  void addNvtx(const RawEvent& e, TimeNs start, TimeNs end, const std::string& where) {
+  void addNvtx(const RawEvent& e, TimeNs start, TimeNs end, const Where& where) {
     GpuArgs a = gpuArgs(e.args, where);
     trace::NvtxRecord r;
     r.start = start;
@@ -695,13 +737,13 @@ class KinetoImporter {
     r.phase = std::string(e.ph);
     // Top-level members other than the standard ones travel under args["__event"].
     if (e.extras.empty()) {
-      r.args = argsOrEmpty(e.args);
+      r.args.assign(argsOrEmpty(e.args));
     } else {
-      std::string body = argsOrEmpty(e.args);
+      std::string_view body = argsOrEmpty(e.args);
       r.args = "{\"__event\":{" + e.extras + "}";
       if (!body.empty()) {
         r.args += ',';
-        r.args.append(body, 1, std::string::npos);  // drop the leading '{'
+        r.args.append(body.substr(1));  // drop the leading '{'
       } else {
         r.args += '}';
       }
@@ -748,7 +790,7 @@ class KinetoImporter {
       for (auto field : obj) {
         std::string_view key = need(field.unescaped_key(), "deviceProperties");
         od::value v = need(field.value(), "deviceProperties");
-        std::string at = "deviceProperties." + std::string(key);
+        Where at = Where("deviceProperties").field(key);
         if (need(v.type(), at) == od::json_type::string) {
           std::string s(need(v.get_string(), at));
           if (key == "name") g.name = s;
@@ -793,7 +835,7 @@ class KinetoImporter {
       if (key == "meta") {
         for (auto m : need(v.get_object(), "rlscope.meta")) {
           std::string k(need(m.unescaped_key(), "rlscope.meta"));
-          std::string val(need(need(m.value(), "rlscope.meta").get_string(), "rlscope.meta." + k));
+          std::string val(need(need(m.value(), "rlscope.meta").get_string(), Where("rlscope.meta").field(k)));
           // The writer owns the version and provenance keys of the new trace.
           if (k == trace::meta::kSchemaVersion || k == trace::meta::kRlscopeVersion ||
               k == trace::meta::kCreatedAt || k == trace::meta::kSourceFormat ||
@@ -980,6 +1022,8 @@ class KinetoImporter {
   ImportStats& stats_;
   od::parser parser_;
   od::parser argsParser_;
+  RawEvent event_;
+  trace::CpuIntervalRecord cpuInterval_;
   OperationNesting operations_;
   std::vector<PendingGpu> gpu_;
   std::unordered_map<std::int64_t, std::int64_t> launchPid_;  // correlation id -> globalPid

@@ -132,7 +132,6 @@ INSERT INTO ENUM_CUDA_MEM_KIND VALUES (0, 'PAGEABLE', 'Pageable'), (1, 'PINNED',
 
 constexpr std::string_view kIndexes = R"sql(
 CREATE INDEX idx_cpu_intervals_thread ON rlscope_cpu_intervals (globalTid, start);
-CREATE INDEX idx_cpu_intervals_category ON rlscope_cpu_intervals (category, start);
 CREATE INDEX idx_operations_thread ON rlscope_operations (globalTid, start);
 CREATE INDEX idx_phases_process ON rlscope_phases (globalPid, start);
 CREATE INDEX idx_events_track ON rlscope_events (pid, tid, start);

@@ -25,6 +25,16 @@ void configureUntrusted(sqlite3* db) {
   sqlite3_limit(db, SQLITE_LIMIT_ATTACHED, 0);
 }
 
+// SQLite's global memory statistics take a mutex on every allocation; rlscope never reads them.
+// Must run before SQLite initialises; later calls are refused harmlessly.
+void configureProcessOnce() {
+  static const bool done = [] {
+    sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
+    return true;
+  }();
+  (void)done;
+}
+
 }  // namespace
 
 std::string sqliteFileUri(const std::filesystem::path& path, std::string_view query) {
@@ -54,6 +64,7 @@ bool looksLikeSqlite(const std::filesystem::path& path) {
 }
 
 Database::Database(const std::filesystem::path& path, Mode mode) : path_(path) {
+  configureProcessOnce();
   int flags = SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX;
   std::string uri;
   if (mode == Mode::kCreate) {
@@ -155,8 +166,9 @@ void Statement::check(int rc) const {
 }
 
 void Statement::bind(int index, std::string_view text) {
-  check(sqlite3_bind_text64(stmt_, index, text.data(), text.size(), SQLITE_TRANSIENT,
-                            SQLITE_UTF8));
+  // SQLITE_STATIC: no copy. Callers keep the text alive until the statement is stepped, which
+  // every caller here does right after binding (the writer's hot path binds millions of names).
+  check(sqlite3_bind_text64(stmt_, index, text.data(), text.size(), SQLITE_STATIC, SQLITE_UTF8));
 }
 
 void Statement::bindOptional(int index, const std::optional<std::int64_t>& value) {

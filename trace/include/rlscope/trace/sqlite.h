@@ -56,7 +56,8 @@ class Statement {
   // Binding, 1-based like SQLite.
   void bind(int index, std::int64_t value) { check(sqlite3_bind_int64(stmt_, index, value)); }
   void bind(int index, double value) { check(sqlite3_bind_double(stmt_, index, value)); }
-  void bind(int index, std::string_view text);  // TEXT, copied by SQLite
+  // TEXT, not copied: `text` must stay alive until the next step() or reset().
+  void bind(int index, std::string_view text);
   void bindNull(int index) { check(sqlite3_bind_null(stmt_, index)); }
   void bindOptional(int index, const std::optional<std::int64_t>& value);
   void bindTextOrNull(int index, std::string_view text);  // empty -> NULL

@@ -1,5 +1,5 @@
 // TraceWriter: builds a trace file from records. Prepared statements, rows batched into
-// transactions, WAL journal while writing, strings interned into StringIds, indexes built once at
+// transactions, no journal (or WAL on request) while writing, strings interned into StringIds, indexes built once at
 // the end. The file appears at its path only on commit(); a writer destroyed without commit (an
 // error, an exception) leaves nothing behind.
 #pragma once
@@ -15,6 +15,12 @@
 namespace rlscope::trace {
 
 struct WriterOptions {
+  // kOff (default): no journal while loading. The file is private until commit() renames it
+  // into place, so a crash loses only the temporary file, and every page is written once.
+  // kWal: write-ahead log, for a trace that other processes read while it is being written;
+  // commit() checkpoints it back into one self-contained file.
+  enum class Journal { kOff, kWal };
+  Journal journal = Journal::kOff;
   // Rows per transaction. Bounds the memory SQLite holds for uncommitted pages.
   std::size_t rowsPerTransaction = 200'000;
   // SQLite page cache in KiB; the writer's memory stays within this plus the intern table.

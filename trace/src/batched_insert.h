@@ -1,0 +1,65 @@
+// Multi-row INSERT for bulk loading: rows are staged in reusable slots and written `kBatchRows`
+// at a time with one `INSERT ... VALUES (...), (...), ...` statement. Per-statement work in SQLite
+// (step, reset, cursor open/close) is then paid once per batch instead of once per row, which
+// doubles the insert rate. Internal to the writer.
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "rlscope/trace/sqlite.h"
+
+namespace rlscope::trace {
+
+class BatchedInsert {
+ public:
+  static constexpr int kBatchRows = 64;
+
+  BatchedInsert(Database& db, std::string_view verb, std::string_view table,
+                std::initializer_list<std::string_view> columns);
+
+  // Stage one row: set its columns (unset ones are NULL), then endRow(), which writes the batch
+  // once it is full.
+  void set(int column, std::int64_t value) {
+    Value& v = slot(column);
+    v.kind = Kind::kInt;
+    v.i = value;
+  }
+  void set(int column, double value) {
+    Value& v = slot(column);
+    v.kind = Kind::kDouble;
+    v.d = value;
+  }
+  void set(int column, std::string_view text);  // copied into the slot's reusable buffer
+  void setNull(int column) { slot(column).kind = Kind::kNull; }
+  void endRow();
+
+  // Writes the staged rows of an unfinished batch.
+  void flush();
+
+ private:
+  enum class Kind { kNull, kInt, kDouble, kText };
+  struct Value {
+    Kind kind = Kind::kNull;
+    std::int64_t i = 0;
+    double d = 0;
+    std::string text;
+  };
+  Value& slot(int column) { return slots_[staged_ * columns_ + column]; }
+  Statement& statementFor(int rows);
+  void write(int rows);
+
+  Database& db_;
+  std::string sqlPrefix_;   // "INSERT INTO t (a, b) VALUES "
+  std::string rowParams_;   // "(?, ?)"
+  int columns_;
+  int staged_ = 0;
+  std::vector<Value> slots_;
+  std::map<int, Statement> statements_;  // rows per statement -> prepared statement
+};
+
+}  // namespace rlscope::trace
