@@ -53,8 +53,10 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    // One line, then a pointer to --help.
-    std::cerr << "rlscope: error: " << e.what() << " (see `rlscope --help`)\n";
+    // One line, with a pointer to the help of the subcommand being parsed.
+    std::string help = "rlscope";
+    for (auto* sub : app.get_subcommands()) help += " " + sub->get_name();
+    std::cerr << "rlscope: error: " << e.what() << " (see `" << help << " --help`)\n";
     return 2;
   }
 

@@ -180,10 +180,12 @@ TEST(BadInput, OutputDirectoryMissing) {
 }
 
 TEST(BadInput, UnknownFlag) {
-  auto result = testing::runCommand({"rlscope", "import", "--frobnicate"});
+  auto result =
+      testing::runCommand({"rlscope", "import", "in.json", "-o", "out.sqlite", "--frobnicate"});
   EXPECT_EQ(result.exitCode, 2);
   ASSERT_EQ(testing::lines(result.err).size(), 1u) << result.err;
-  EXPECT_NE(result.err.find("frobnicate"), std::string::npos);
+  EXPECT_NE(result.err.find("--frobnicate"), std::string::npos) << result.err;
+  EXPECT_NE(result.err.find("rlscope import --help"), std::string::npos) << result.err;
 }
 
 // A failed import must not replace a good trace that is already at the output path.
