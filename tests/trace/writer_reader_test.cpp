@@ -24,5 +24,19 @@ TEST(WriterReader, RoundTripsCpuIntervalsInStartOrder) {
   EXPECT_EQ(r.string(1), "aten::mm");
 }
 
+TEST(WriterReader, StorageOrderVisitsRowsAsInserted) {
+  testing::TempDir dir;
+  auto path = dir / "t.sqlite";
+  {
+    TraceWriter w(path);
+    for (TimeNs start : {30, 10, 20}) w.addPhase({start, start + 1, 0, w.intern("p")});
+    w.commit();
+  }
+  TraceReader r(path);
+  std::vector<TimeNs> starts;
+  r.forEachPhase({.storageOrder = true}, [&](const PhaseRecord& p) { starts.push_back(p.start); });
+  EXPECT_EQ(starts, (std::vector<TimeNs>{30, 10, 20}));
+}
+
 }  // namespace
 }  // namespace rlscope::trace

@@ -164,7 +164,7 @@ void TraceReader::query(std::string_view table, std::string_view columns, const 
     binds.push_back(*f.windowStart);
   }
   if (f.windowEnd) where("start < ?", *f.windowEnd);
-  sql += " ORDER BY start, rowid";
+  sql += f.storageOrder ? " ORDER BY rowid" : " ORDER BY start, rowid";
   auto st = db_->prepare(sql);
   for (std::size_t i = 0; i < binds.size(); ++i) st.bind(static_cast<int>(i) + 1, binds[i]);
   while (st.step()) fn(st);

@@ -28,6 +28,9 @@ struct EventFilter {
   std::optional<Category> category;  // rlscope_cpu_intervals only
   std::optional<TimeNs> windowStart;
   std::optional<TimeNs> windowEnd;
+  // Visit rows in storage (insertion) order instead of start order: no sort, about twice as fast
+  // on big tables, for consumers to which the order does not matter (exporters, counters).
+  bool storageOrder = false;
 };
 
 struct TimeSpan {
@@ -75,7 +78,8 @@ class TraceReader {
   Database& db() { return *db_; }
 
  private:
-  // SELECT <columns> FROM <table> WHERE <filter> ORDER BY start, rowid; calls fn per row.
+  // SELECT <columns> FROM <table> WHERE <filter> ORDER BY start, rowid (or rowid alone for
+  // storageOrder); calls fn per row.
   void query(std::string_view table, std::string_view columns, const EventFilter& f,
              const std::function<void(Statement&)>& fn);
   TimeNs maxDuration(std::string_view table);
