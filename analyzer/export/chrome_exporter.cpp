@@ -674,11 +674,8 @@ class ChromeExporter {
       field("category", r.category);
       fieldIfSet("color", r.color);
       field("domainId", r.domainId);
-      // Whether the name is a registered string (textId) rather than text: the contract's key
-      // and the one `rlscope import` reads.
+      // Whether the name is a registered string (textId) rather than text.
       bool registered = r.textId != trace::kNoString;
-      out_.raw(",\"textId registered\":");
-      out_.boolean(registered);
       out_.raw(",\"registered\":");
       out_.boolean(registered);
       fieldIfNonzero("endGlobalTid", r.endGlobalTid);

@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -46,10 +47,11 @@ struct RawEvent {
   std::string_view tsToken;
   std::string_view durToken;
   std::string_view args;  // raw JSON object text, empty when absent
+  std::string_view id;    // flow id token (also kept in extras)
   std::string extras;     // other top-level members as raw JSON `"key":value,...`
 
   void reset() {
-    ph = cat = name = tsToken = durToken = args = {};
+    ph = cat = name = tsToken = durToken = args = id = {};
     pid.isInt = tid.isInt = false;
     pid.text.clear();
     tid.text.clear();
@@ -151,7 +153,8 @@ void appendJsonEscaped(std::string& out, std::string_view s) {
 }
 
 std::string_view trimmed(std::string_view s) {
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\n' || s.back() == '\r' || s.back() == '\t')) {
+  while (!s.empty() &&
+         (s.back() == ' ' || s.back() == '\n' || s.back() == '\r' || s.back() == '\t')) {
     s.remove_suffix(1);
   }
   return s;
@@ -172,7 +175,8 @@ std::int64_t integerOf(od::value v, const Where& where) {
   if (!v.get_int64().get(i)) return i;
   double d = need(v.get_double(), where);
   if (!(d >= -9.2e18 && d <= 9.2e18) || d != static_cast<double>(static_cast<std::int64_t>(d))) {
-    fail(where, "number " + std::string(trimmed(v.raw_json_token())) + " is not an integer in range");
+    fail(where,
+         "number " + std::string(trimmed(v.raw_json_token())) + " is not an integer in range");
   }
   return static_cast<std::int64_t>(d);
 }
@@ -204,18 +208,16 @@ struct MemcpyKinds {
   std::int64_t copy = 0, src = 0, dst = 0;
 };
 std::int64_t memKindOf(std::string_view s) {
-  static constexpr std::string_view kNames[] = {"Pageable", "Pinned",        "Device",
-                                                "Array",    "Managed",       "Device Static",
-                                                "Managed Static"};
+  static constexpr std::string_view kNames[] = {
+      "Pageable", "Pinned", "Device", "Array", "Managed", "Device Static", "Managed Static"};
   for (std::size_t i = 0; i < std::size(kNames); ++i) {
     if (s == kNames[i]) return static_cast<std::int64_t>(i);
   }
   return 7;  // Unknown
 }
 MemcpyKinds memcpyKindsOf(std::string_view name) {
-  static constexpr std::string_view kCopy[] = {"Unknown", "HtoD", "DtoH", "HtoA", "AtoH",
-                                               "AtoA",    "AtoD", "DtoA", "DtoD", "HtoH",
-                                               "PtoP"};
+  static constexpr std::string_view kCopy[] = {"Unknown", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA",
+                                               "AtoD",    "DtoA", "DtoD", "HtoH", "PtoP"};
   MemcpyKinds k;
   auto sp = name.find(' ');
   if (sp == std::string_view::npos) return k;
@@ -263,6 +265,7 @@ Kind classify(std::string_view ph, std::string_view cat, std::optional<Category>
   if (cat == "python_function") return category = Category::kPython, Kind::kCpuInterval;
   if (cat == "rlscope.simulator") return category = Category::kSimulator, Kind::kCpuInterval;
   if (cat == "rlscope.native") return category = Category::kNative, Kind::kCpuInterval;
+  if (cat == "rlscope.cuda_api") return category = Category::kCudaApi, Kind::kCpuInterval;
   if (cat == "user_annotation") return Kind::kOperation;
   if (cat == "rlscope.phase") return Kind::kPhase;
   if (cat == "cuda_runtime") return Kind::kRuntime;
@@ -278,6 +281,7 @@ Kind classify(std::string_view ph, std::string_view cat, std::optional<Category>
 // call with the same correlation id.
 struct PendingGpu {
   Kind kind;
+  std::optional<std::int64_t> pid, tid;  // the Kineto track, to find its ac2g flow
   trace::KernelRecord kernel;
   trace::MemcpyRecord memcpy;
   trace::MemsetRecord memset;
@@ -292,8 +296,8 @@ class KinetoImporter {
 
   void run(std::string_view json) {
     // The input buffer carries kJsonPadding spare bytes after its end (readInput guarantees it).
-    auto doc = need(parser_.iterate(json.data(), json.size(), json.size() + kJsonPadding),
-                    "document");
+    auto doc =
+        need(parser_.iterate(json.data(), json.size(), json.size() + kJsonPadding), "document");
     od::json_type type = need(doc.type(), "document");
     bool sawEvents = false;
     if (type == od::json_type::array) {
@@ -381,6 +385,7 @@ class KinetoImporter {
         e.args = need(need(v.get_object(), where).raw_json(), where.field("args"));
         e.args = trimmed(e.args);
       } else {
+        if (key == "id") e.id = trimmed(v.raw_json_token());
         if (!e.extras.empty()) e.extras += ',';
         e.extras += '"';
         appendJsonEscaped(e.extras, key);
@@ -394,8 +399,8 @@ class KinetoImporter {
     if (token.empty()) return 0;
     auto ns = microsecondsToNs(token);
     if (!ns) {
-      fail(where.field(field), std::string(token) +
-                                   " us is not a time rlscope can represent (out of int64 ns range)");
+      fail(where.field(field),
+           std::string(token) + " us is not a time rlscope can represent (out of int64 ns range)");
     }
     return *ns;
   }
@@ -413,13 +418,9 @@ class KinetoImporter {
     if (__builtin_add_overflow(start, dur, &end)) {
       fail(where, "ts + dur overflows the time range");
     }
-    if (kind == Kind::kAc2gFlow) {
-      ++stats_.rowsPerTable["(ac2g flow events, kept as correlation ids)"];
-      return;
-    }
-    bool cpuSide = kind == Kind::kCpuInterval || kind == Kind::kOperation ||
-                   kind == Kind::kPhase || kind == Kind::kRuntime || kind == Kind::kDriver ||
-                   (kind == Kind::kNvtx);
+    if (kind == Kind::kAc2gFlow) return addFlow(e, start);
+    bool cpuSide = kind == Kind::kCpuInterval || kind == Kind::kOperation || kind == Kind::kPhase ||
+                   kind == Kind::kRuntime || kind == Kind::kDriver || (kind == Kind::kNvtx);
     if (cpuSide && !(e.pid.isInt && e.tid.isInt)) {
       // A CPU event on a text track cannot be placed on a thread: keep it as it was.
       ++cpuEventsOnTextTracks_;
@@ -480,6 +481,9 @@ class KinetoImporter {
         }
         auto apiKind = kind == Kind::kRuntime ? trace::ApiKind::kRuntime : trace::ApiKind::kDriver;
         writer_.addApiCall(apiKind, r);
+        if (a.operationId)
+          addExternalCorrelation(trace::globalPidOfTid(r.globalTid), r.correlationId,
+                                 a.operationId);
         count(kind == Kind::kRuntime ? trace::table::kRuntime : trace::table::kDriver);
         return;
       }
@@ -519,7 +523,7 @@ class KinetoImporter {
       Where at = where.arg(key);
       od::value v = need(field.value(), at);
       auto num = [&]() { return integerOf(v, at); };
-      auto triple = [&](std::int64_t (&out)[3]) {
+      auto triple = [&](std::int64_t(&out)[3]) {
         std::size_t i = 0;
         for (auto item : need(v.get_array(), at)) {
           od::value iv = need(std::move(item), at);
@@ -610,14 +614,15 @@ class KinetoImporter {
     return a;
   }
 
-  void addGpuRecord(Kind kind, const RawEvent& e, TimeNs start, TimeNs end,
-                    const Where& where) {
+  void addGpuRecord(Kind kind, const RawEvent& e, TimeNs start, TimeNs end, const Where& where) {
     GpuArgs a = gpuArgs(e.args, where);
     std::int64_t device = a.device >= 0 ? a.device : (e.pid.isInt ? e.pid.value : 0);
     std::int64_t stream = a.stream >= 0 ? a.stream : (e.tid.isInt ? e.tid.value : 0);
     if (e.pid.isInt) gpuEventPids_.insert(e.pid.value);
     PendingGpu g;
     g.kind = kind;
+    if (e.pid.isInt) g.pid = e.pid.value;
+    if (e.tid.isInt) g.tid = e.tid.value;
     g.operationId = a.operationId;
     switch (kind) {
       case Kind::kKernel: {
@@ -686,13 +691,27 @@ class KinetoImporter {
         s.contextId = a.context;
         s.streamId = stream;
         s.correlationId = a.correlation;
-        s.syncType = static_cast<trace::SyncType>(syncTypeOf(a.syncKind.empty() ? e.name
-                                                                                : a.syncKind));
+        s.syncType =
+            static_cast<trace::SyncType>(syncTypeOf(a.syncKind.empty() ? e.name : a.syncKind));
         s.eventId = a.eventId;
         break;
       }
     }
     gpu_.push_back(std::move(g));
+  }
+
+  // ac2g flows tie a CUDA API call ("s", on the launching thread) to the GPU record it launched
+  // ("f", on the record's device/stream at its start). Their ids settle the launching process
+  // when correlation ids repeat across processes, as every process's CUPTI counts from 1.
+  void addFlow(const RawEvent& e, TimeNs ts) {
+    ++stats_.rowsPerTable["(ac2g flow events, kept as correlation ids)"];
+    if (e.id.empty() || !e.pid.isInt || !e.tid.isInt) return;
+    std::string id(e.id);
+    if (e.ph == "s") {
+      flowStartPid_[id] = e.pid.value;
+    } else if (e.ph == "f") {
+      flowEnd_[{e.pid.value, e.tid.value, ts}] = std::move(id);
+    }
   }
 
   void addNvtx(const RawEvent& e, TimeNs start, TimeNs end, const Where& where) {
@@ -785,8 +804,8 @@ class KinetoImporter {
     for (auto element : need(value.get_array(), "deviceProperties")) {
       trace::GpuInfoRecord g;
       std::int64_t maxThreadsPerSm = 0;
-      od::object obj = need(need(std::move(element), "deviceProperties").get_object(),
-                            "deviceProperties");
+      od::object obj =
+          need(need(std::move(element), "deviceProperties").get_object(), "deviceProperties");
       for (auto field : obj) {
         std::string_view key = need(field.unescaped_key(), "deviceProperties");
         od::value v = need(field.value(), "deviceProperties");
@@ -801,26 +820,46 @@ class KinetoImporter {
         }
         if (need(v.type(), at) != od::json_type::number) continue;
         std::int64_t n = integerOf(v, at);
-        if (key == "id") g.id = n;
-        else if (key == "totalGlobalMem") g.totalMemory = n;
-        else if (key == "computeMajor") g.computeMajor = n;
-        else if (key == "computeMinor") g.computeMinor = n;
-        else if (key == "maxThreadsPerBlock") g.maxThreadsPerBlock = n;
-        else if (key == "maxThreadsPerMultiprocessor") maxThreadsPerSm = n;
-        else if (key == "regsPerBlock") g.maxRegistersPerBlock = n;
-        else if (key == "regsPerMultiprocessor") g.maxRegistersPerSm = n;
-        else if (key == "warpSize") g.threadsPerWarp = n;
-        else if (key == "sharedMemPerBlock") g.maxShmemPerBlock = n;
-        else if (key == "sharedMemPerMultiprocessor") g.maxShmemPerSm = n;
-        else if (key == "numSms") g.smCount = n;
-        else if (key == "sharedMemPerBlockOptin") g.maxShmemPerBlockOptin = n;
-        else if (key == "l2CacheSize") g.l2CacheSize = n;
-        else if (key == "memoryBandwidth") g.memoryBandwidth = n;
-        else if (key == "clockRate") g.clockRate = n;
-        else if (key == "memoryClockRate") g.memoryClockRate = n;
-        else if (key == "memoryBusWidth") g.memoryBusWidth = n;
-        else if (key == "maxBlocksPerSm") g.maxBlocksPerSm = n;
-        else if (key == "isDiscrete") g.isDiscrete = n;
+        if (key == "id")
+          g.id = n;
+        else if (key == "totalGlobalMem")
+          g.totalMemory = n;
+        else if (key == "computeMajor")
+          g.computeMajor = n;
+        else if (key == "computeMinor")
+          g.computeMinor = n;
+        else if (key == "maxThreadsPerBlock")
+          g.maxThreadsPerBlock = n;
+        else if (key == "maxThreadsPerMultiprocessor")
+          maxThreadsPerSm = n;
+        else if (key == "regsPerBlock")
+          g.maxRegistersPerBlock = n;
+        else if (key == "regsPerMultiprocessor")
+          g.maxRegistersPerSm = n;
+        else if (key == "warpSize")
+          g.threadsPerWarp = n;
+        else if (key == "sharedMemPerBlock")
+          g.maxShmemPerBlock = n;
+        else if (key == "sharedMemPerMultiprocessor")
+          g.maxShmemPerSm = n;
+        else if (key == "numSms")
+          g.smCount = n;
+        else if (key == "sharedMemPerBlockOptin")
+          g.maxShmemPerBlockOptin = n;
+        else if (key == "l2CacheSize")
+          g.l2CacheSize = n;
+        else if (key == "memoryBandwidth")
+          g.memoryBandwidth = n;
+        else if (key == "clockRate")
+          g.clockRate = n;
+        else if (key == "memoryClockRate")
+          g.memoryClockRate = n;
+        else if (key == "memoryBusWidth")
+          g.memoryBusWidth = n;
+        else if (key == "maxBlocksPerSm")
+          g.maxBlocksPerSm = n;
+        else if (key == "isDiscrete")
+          g.isDiscrete = n;
       }
       if (g.threadsPerWarp > 0) g.maxWarpsPerSm = maxThreadsPerSm / g.threadsPerWarp;
       writer_.addGpuInfo(g);
@@ -835,7 +874,8 @@ class KinetoImporter {
       if (key == "meta") {
         for (auto m : need(v.get_object(), "rlscope.meta")) {
           std::string k(need(m.unescaped_key(), "rlscope.meta"));
-          std::string val(need(need(m.value(), "rlscope.meta").get_string(), Where("rlscope.meta").field(k)));
+          std::string val(
+              need(need(m.value(), "rlscope.meta").get_string(), Where("rlscope.meta").field(k)));
           // The writer owns the version and provenance keys of the new trace.
           if (k == trace::meta::kSchemaVersion || k == trace::meta::kRlscopeVersion ||
               k == trace::meta::kCreatedAt || k == trace::meta::kSourceFormat ||
@@ -851,11 +891,16 @@ class KinetoImporter {
                              "rlscope.calibration")) {
             std::string_view k = need(f.unescaped_key(), "rlscope.calibration");
             od::value cv = need(f.value(), "rlscope.calibration");
-            if (k == "source") c.source = std::string(need(cv.get_string(), "source"));
-            else if (k == "name") c.name = std::string(need(cv.get_string(), "name"));
-            else if (k == "mean_ns") c.meanNs = need(cv.get_double(), "mean_ns");
-            else if (k == "std_ns") c.stdNs = need(cv.get_double(), "std_ns");
-            else if (k == "count") c.count = integerOf(cv, "count");
+            if (k == "source")
+              c.source = std::string(need(cv.get_string(), "source"));
+            else if (k == "name")
+              c.name = std::string(need(cv.get_string(), "name"));
+            else if (k == "mean_ns")
+              c.meanNs = need(cv.get_double(), "mean_ns");
+            else if (k == "std_ns")
+              c.stdNs = need(cv.get_double(), "std_ns");
+            else if (k == "count")
+              c.count = integerOf(cv, "count");
           }
           writer_.addCalibration(c);
           count(trace::table::kCalibration);
@@ -908,6 +953,15 @@ class KinetoImporter {
     return g;
   }
 
+  // One row per launch: rlscope's export puts the operation id on the API call and again on the
+  // GPU work it launched.
+  void addExternalCorrelation(std::int64_t globalPid, std::int64_t correlation,
+                              std::int64_t operationId) {
+    if (!externalCorrelations_.emplace(globalPid, correlation).second) return;
+    writer_.addExternalCorrelation({globalPid, correlation, operationId});
+    count(trace::table::kExternalCorrelation);
+  }
+
   void count(std::string_view table) { ++stats_.rowsPerTable[std::string(table)]; }
 
   // --- end of input -------------------------------------------------------------------------
@@ -921,7 +975,8 @@ class KinetoImporter {
     }
     writeProcessesAndThreads();
     writer_.setMeta(trace::meta::kSourceFormat, "kineto");
-    if (!kinetoSchemaVersion_.empty()) writer_.setMeta("kineto_schema_version", kinetoSchemaVersion_);
+    if (!kinetoSchemaVersion_.empty())
+      writer_.setMeta("kineto_schema_version", kinetoSchemaVersion_);
     if (cpuEventsOnTextTracks_) {
       stats_.warnings.push_back(std::to_string(cpuEventsOnTextTracks_) +
                                 " CPU events on non-numeric pid/tid tracks were kept as plain "
@@ -943,13 +998,37 @@ class KinetoImporter {
     // The process of a GPU record is the one whose CUDA API call has its correlation id; without
     // one, the only CPU process when there is exactly one.
     std::int64_t onlyPid = cpuPids_.size() == 1 ? cpuPids_.begin()->first : 0;
+    const PendingGpu* current = nullptr;
     auto resolve = [&](std::int64_t correlation) {
+      if (current->pid && current->tid) {
+        TimeNs start = 0;
+        switch (current->kind) {
+          case Kind::kKernel:
+            start = current->kernel.start;
+            break;
+          case Kind::kMemcpy:
+            start = current->memcpy.start;
+            break;
+          case Kind::kMemset:
+            start = current->memset.start;
+            break;
+          default:
+            start = current->sync.start;
+            break;
+        }
+        auto f = flowEnd_.find({*current->pid, *current->tid, start});
+        if (f != flowEnd_.end()) {
+          auto s = flowStartPid_.find(f->second);
+          if (s != flowStartPid_.end()) return globalPid(s->second);
+        }
+      }
       auto it = correlation ? launchPid_.find(correlation) : launchPid_.end();
       if (it != launchPid_.end() && it->second != kAmbiguousPid) return it->second;
       ++unresolvedGpu_;
       return onlyPid;
     };
     for (auto& g : gpu_) {
+      current = &g;
       std::int64_t pid = 0, correlation = 0;
       switch (g.kind) {
         case Kind::kKernel:
@@ -977,10 +1056,7 @@ class KinetoImporter {
           count(trace::table::kSync);
           break;
       }
-      if (g.operationId) {
-        writer_.addExternalCorrelation({pid, correlation, g.operationId});
-        count(trace::table::kExternalCorrelation);
-      }
+      if (g.operationId) addExternalCorrelation(pid, correlation, g.operationId);
     }
     gpu_.clear();
   }
@@ -1027,6 +1103,9 @@ class KinetoImporter {
   OperationNesting operations_;
   std::vector<PendingGpu> gpu_;
   std::unordered_map<std::int64_t, std::int64_t> launchPid_;  // correlation id -> globalPid
+  std::set<std::pair<std::int64_t, std::int64_t>> externalCorrelations_;  // (globalPid, corr.)
+  std::unordered_map<std::string, std::int64_t> flowStartPid_;            // ac2g flow id -> OS pid
+  std::map<std::tuple<std::int64_t, std::int64_t, TimeNs>, std::string> flowEnd_;  // track, ts
   std::map<std::pair<std::int64_t, std::int64_t>, std::int64_t> threads_;  // (pid, tid) -> gTid
   std::map<std::int64_t, std::int64_t> cpuPids_;                           // globalPid -> OS pid
   std::map<std::int64_t, std::int64_t> pidRemap_;

@@ -377,11 +377,11 @@ TEST_F(ChromeExport, NvtxRangesAreCompleteEventsAndMarksInstants) {
   EXPECT_EQ(forward["ts"], "1000.000");
   EXPECT_EQ(forward["dur"], "900.000");
   EXPECT_EQ(forward["args"], json::parse(R"({"eventType": 59, "rangeId": 0, "category": 0,
-      "color": 4278255360, "domainId": 0, "textId registered": false, "registered": false})"));
+      "color": 4278255360, "domainId": 0, "registered": false})"));
 
   auto registered = exported_.one("rlscope.nvtx", "registered range");
   EXPECT_EQ(registered["tid"], kTidA2);
-  EXPECT_EQ(registered["args"]["textId registered"], true);
+  EXPECT_EQ(registered["args"]["registered"], true);
   EXPECT_EQ(registered["args"]["domainId"], 1);
   EXPECT_FALSE(registered["args"].contains("color"));
 
