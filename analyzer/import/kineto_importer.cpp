@@ -702,16 +702,13 @@ class KinetoImporter {
 
   // ac2g flows tie a CUDA API call ("s", on the launching thread) to the GPU record it launched
   // ("f", on the record's device/stream at its start). Their ids settle the launching process
-  // when correlation ids repeat across processes, as every process's CUPTI counts from 1.
+  // when correlation ids repeat across processes, as every process's CUPTI counts from 1. They
+  // are only kept here and looked at in finish() when that happens.
   void addFlow(const RawEvent& e, TimeNs ts) {
     ++stats_.rowsPerTable["(ac2g flow events, kept as correlation ids)"];
-    if (e.id.empty() || !e.pid.isInt || !e.tid.isInt) return;
-    std::string id(e.id);
-    if (e.ph == "s") {
-      flowStartPid_[id] = e.pid.value;
-    } else if (e.ph == "f") {
-      flowEnd_[{e.pid.value, e.tid.value, ts}] = std::move(id);
-    }
+    if (e.id.empty() || !e.pid.isInt || !e.tid.isInt || (e.ph != "s" && e.ph != "f")) return;
+    flows_.push_back(
+        {std::hash<std::string_view>{}(e.id), e.pid.value, e.tid.value, ts, e.ph == "s"});
   }
 
   void addNvtx(const RawEvent& e, TimeNs start, TimeNs end, const Where& where) {
@@ -998,9 +995,24 @@ class KinetoImporter {
     // The process of a GPU record is the one whose CUDA API call has its correlation id; without
     // one, the only CPU process when there is exactly one.
     std::int64_t onlyPid = cpuPids_.size() == 1 ? cpuPids_.begin()->first : 0;
+    // Flow ends by (track, start) -> the pid of the flow's start, built only when needed.
+    std::map<std::tuple<std::int64_t, std::int64_t, TimeNs>, std::int64_t> launchByTrack;
+    bool ambiguous = std::any_of(launchPid_.begin(), launchPid_.end(),
+                                 [](const auto& kv) { return kv.second == kAmbiguousPid; });
+    if (ambiguous) {
+      std::unordered_map<std::size_t, std::int64_t> startPid;
+      for (const auto& f : flows_) {
+        if (f.isStart) startPid[f.id] = f.pid;
+      }
+      for (const auto& f : flows_) {
+        auto it = f.isStart ? startPid.end() : startPid.find(f.id);
+        if (it != startPid.end()) launchByTrack[{f.pid, f.tid, f.ts}] = it->second;
+      }
+    }
+    flows_ = {};
     const PendingGpu* current = nullptr;
     auto resolve = [&](std::int64_t correlation) {
-      if (current->pid && current->tid) {
+      if (!launchByTrack.empty() && current->pid && current->tid) {
         TimeNs start = 0;
         switch (current->kind) {
           case Kind::kKernel:
@@ -1016,11 +1028,8 @@ class KinetoImporter {
             start = current->sync.start;
             break;
         }
-        auto f = flowEnd_.find({*current->pid, *current->tid, start});
-        if (f != flowEnd_.end()) {
-          auto s = flowStartPid_.find(f->second);
-          if (s != flowStartPid_.end()) return globalPid(s->second);
-        }
+        auto f = launchByTrack.find({*current->pid, *current->tid, start});
+        if (f != launchByTrack.end()) return globalPid(f->second);
       }
       auto it = correlation ? launchPid_.find(correlation) : launchPid_.end();
       if (it != launchPid_.end() && it->second != kAmbiguousPid) return it->second;
@@ -1104,8 +1113,13 @@ class KinetoImporter {
   std::vector<PendingGpu> gpu_;
   std::unordered_map<std::int64_t, std::int64_t> launchPid_;  // correlation id -> globalPid
   std::set<std::pair<std::int64_t, std::int64_t>> externalCorrelations_;  // (globalPid, corr.)
-  std::unordered_map<std::string, std::int64_t> flowStartPid_;            // ac2g flow id -> OS pid
-  std::map<std::tuple<std::int64_t, std::int64_t, TimeNs>, std::string> flowEnd_;  // track, ts
+  struct Flow {
+    std::size_t id;  // hash of the id token
+    std::int64_t pid, tid;
+    TimeNs ts;
+    bool isStart;
+  };
+  std::vector<Flow> flows_;
   std::map<std::pair<std::int64_t, std::int64_t>, std::int64_t> threads_;  // (pid, tid) -> gTid
   std::map<std::int64_t, std::int64_t> cpuPids_;                           // globalPid -> OS pid
   std::map<std::int64_t, std::int64_t> pidRemap_;
