@@ -1,5 +1,8 @@
 // The trace library's contract: atomic output, schema checks, filters and window queries.
 #include <gtest/gtest.h>
+#include <sys/resource.h>
+
+#include <csignal>
 
 #include "rlscope/trace/global_id.h"
 #include "rlscope/trace/reader.h"
@@ -69,6 +72,37 @@ TEST(Writer, WalJournalGivesOneSelfContainedFile) {
   }
   TraceReader r(path);
   EXPECT_EQ(r.rowCount("rlscope_cpu_intervals"), 10000);
+}
+
+// A write that fails on the writer thread (here: the file-size limit, as a full disk would) is
+// reported to the caller, and no file is left behind.
+TEST(Writer, FailureOnTheWriterThreadReachesTheCaller) {
+  TempDir dir;
+  auto path = dir / "big.sqlite";
+  rlimit saved{};
+  ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &saved), 0);
+  auto savedHandler = std::signal(SIGXFSZ, SIG_IGN);
+  rlimit small = saved;
+  small.rlim_cur = 512 * 1024;
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &small), 0);
+  bool threw = false;
+  try {
+    WriterOptions options;
+    options.rowsPerTransaction = 10'000;
+    TraceWriter w(path, options);
+    std::string args(200, 'a');
+    for (int i = 0; i < 200'000; ++i) {
+      w.addCpuInterval({.start = i, .end = i + 1, .globalTid = 1, .args = args});
+    }
+    w.commit();
+  } catch (const TraceError& e) {
+    threw = true;
+  }
+  setrlimit(RLIMIT_FSIZE, &saved);
+  std::signal(SIGXFSZ, savedHandler);
+  EXPECT_TRUE(threw);
+  EXPECT_FALSE(std::filesystem::exists(path));
+  EXPECT_TRUE(std::filesystem::is_empty(dir.path())) << "temporary files were left behind";
 }
 
 TEST(Writer, InternsEachStringOnce) {

@@ -2,9 +2,10 @@
 
 namespace rlscope::trace {
 
-BatchedInsert::BatchedInsert(Database& db, std::string_view verb, std::string_view table,
+BatchedInsert::BatchedInsert(Database& db, WriterThread& thread, std::string_view verb,
+                             std::string_view table,
                              std::initializer_list<std::string_view> columns)
-    : db_(db), columns_(static_cast<int>(columns.size())) {
+    : db_(db), thread_(thread), columns_(static_cast<int>(columns.size())) {
   sqlPrefix_ = std::string(verb) + " INTO " + std::string(table) + " (";
   rowParams_ = "(";
   bool first = true;
@@ -19,8 +20,9 @@ BatchedInsert::BatchedInsert(Database& db, std::string_view verb, std::string_vi
   }
   sqlPrefix_ += ") VALUES ";
   rowParams_ += ')';
-  slots_.resize(static_cast<std::size_t>(kBatchRows * columns_));
-  statementFor(kBatchRows);  // fail early on a bad column list
+  staging_.resize(static_cast<std::size_t>(kBatchRows * columns_));
+  // Prepared here, before the writer thread first runs, so a bad column list fails at once.
+  statementFor(kBatchRows);
 }
 
 void BatchedInsert::set(int column, std::string_view text) {
@@ -29,12 +31,24 @@ void BatchedInsert::set(int column, std::string_view text) {
   v.text.assign(text);
 }
 
-void BatchedInsert::endRow() {
-  if (++staged_ == kBatchRows) write(kBatchRows);
+BatchedInsert::Batch BatchedInsert::takeFreeBatch() {
+  std::lock_guard lock(freeMutex_);
+  if (free_.empty()) return Batch(static_cast<std::size_t>(kBatchRows * columns_));
+  Batch b = std::move(free_.back());
+  free_.pop_back();
+  return b;
 }
 
-void BatchedInsert::flush() {
-  if (staged_ > 0) write(staged_);
+void BatchedInsert::handOff() {
+  int rows = staged_;
+  staged_ = 0;
+  Batch next = takeFreeBatch();
+  std::swap(next, staging_);
+  thread_.post([this, batch = std::move(next), rows]() mutable {
+    write(batch, rows);
+    std::lock_guard lock(freeMutex_);
+    free_.push_back(std::move(batch));
+  });
 }
 
 Statement& BatchedInsert::statementFor(int rows) {
@@ -48,11 +62,11 @@ Statement& BatchedInsert::statementFor(int rows) {
   return statements_.emplace(rows, db_.prepare(sql)).first->second;
 }
 
-void BatchedInsert::write(int rows) {
+void BatchedInsert::write(Batch& batch, int rows) {
   Statement& st = statementFor(rows);
   int param = 1;
   for (int i = 0; i < rows * columns_; ++i, ++param) {
-    Value& v = slots_[static_cast<std::size_t>(i)];
+    Value& v = batch[static_cast<std::size_t>(i)];
     switch (v.kind) {
       case Kind::kNull:
         st.bindNull(param);
@@ -64,14 +78,13 @@ void BatchedInsert::write(int rows) {
         st.bind(param, v.d);
         break;
       case Kind::kText:
-        st.bind(param, std::string_view(v.text));  // the slot outlives the step below
+        st.bind(param, std::string_view(v.text));  // the batch outlives the step below
         break;
     }
-    v.kind = Kind::kNull;  // the next row starts with NULLs
+    v.kind = Kind::kNull;  // the batch is staged again from NULLs
   }
   st.step();
   st.reset();
-  staged_ = 0;
 }
 
 }  // namespace rlscope::trace

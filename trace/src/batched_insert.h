@@ -1,17 +1,20 @@
 // Multi-row INSERT for bulk loading: rows are staged in reusable slots and written `kBatchRows`
 // at a time with one `INSERT ... VALUES (...), (...), ...` statement. Per-statement work in SQLite
 // (step, reset, cursor open/close) is then paid once per batch instead of once per row, which
-// doubles the insert rate. Internal to the writer.
+// doubles the insert rate. Full batches are handed to the writer thread, which binds and steps
+// them while the caller stages the next ones. Internal to the writer.
 #pragma once
 
 #include <cstdint>
 #include <initializer_list>
 #include <map>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "rlscope/trace/sqlite.h"
+#include "writer_thread.h"
 
 namespace rlscope::trace {
 
@@ -19,11 +22,11 @@ class BatchedInsert {
  public:
   static constexpr int kBatchRows = 64;
 
-  BatchedInsert(Database& db, std::string_view verb, std::string_view table,
+  BatchedInsert(Database& db, WriterThread& thread, std::string_view verb, std::string_view table,
                 std::initializer_list<std::string_view> columns);
 
-  // Stage one row: set its columns (unset ones are NULL), then endRow(), which writes the batch
-  // once it is full.
+  // Stage one row: set its columns (unset ones are NULL), then endRow(), which hands the batch to
+  // the writer thread once it is full.
   void set(int column, std::int64_t value) {
     Value& v = slot(column);
     v.kind = Kind::kInt;
@@ -36,10 +39,14 @@ class BatchedInsert {
   }
   void set(int column, std::string_view text);  // copied into the slot's reusable buffer
   void setNull(int column) { slot(column).kind = Kind::kNull; }
-  void endRow();
+  void endRow() {
+    if (++staged_ == kBatchRows) handOff();
+  }
 
-  // Writes the staged rows of an unfinished batch.
-  void flush();
+  // Hands over the rows of an unfinished batch.
+  void flush() {
+    if (staged_ > 0) handOff();
+  }
 
  private:
   enum class Kind { kNull, kInt, kDouble, kText };
@@ -49,16 +56,24 @@ class BatchedInsert {
     double d = 0;
     std::string text;
   };
-  Value& slot(int column) { return slots_[staged_ * columns_ + column]; }
+  using Batch = std::vector<Value>;
+
+  Value& slot(int column) { return staging_[staged_ * columns_ + column]; }
+  void handOff();
+  Batch takeFreeBatch();
+  // Writer thread only.
   Statement& statementFor(int rows);
-  void write(int rows);
+  void write(Batch& batch, int rows);
 
   Database& db_;
-  std::string sqlPrefix_;   // "INSERT INTO t (a, b) VALUES "
-  std::string rowParams_;   // "(?, ?)"
+  WriterThread& thread_;
+  std::string sqlPrefix_;  // "INSERT INTO t (a, b) VALUES "
+  std::string rowParams_;  // "(?, ?)"
   int columns_;
   int staged_ = 0;
-  std::vector<Value> slots_;
+  Batch staging_;
+  std::mutex freeMutex_;
+  std::vector<Batch> free_;  // written batches, reused so their text buffers keep their capacity
   std::map<int, Statement> statements_;  // rows per statement -> prepared statement
 };
 

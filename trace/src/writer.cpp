@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "batched_insert.h"
+#include "writer_thread.h"
 #include "rlscope/trace/atomic_output.h"
 #include "rlscope/trace/schema.h"
 #include "rlscope/trace/sqlite.h"
@@ -87,10 +88,14 @@ struct TraceWriter::Impl {
     setMeta(meta::kCreatedAt, isoNowUtc());
   }
 
+  ~Impl() { worker.stop(); }
+
   void setMeta(std::string_view key, std::string_view value) {
-    insertMeta.bind(1, key);
-    insertMeta.bind(2, value);
-    insertMeta.run();
+    worker.post([this, k = std::string(key), v = std::string(value)] {
+      insertMeta.bind(1, k);
+      insertMeta.bind(2, v);
+      insertMeta.run();
+    });
   }
 
   // Every staged row ends here: the transaction rolls over when it is full, which bounds the
@@ -100,8 +105,10 @@ struct TraceWriter::Impl {
     ++rows;
     if (++rowsInTransaction >= options.rowsPerTransaction) {
       flushAll();
-      db.exec("COMMIT");
-      db.exec("BEGIN");
+      worker.post([this] {
+        db.exec("COMMIT");
+        db.exec("BEGIN");
+      });
       rowsInTransaction = 0;
     }
   }
@@ -121,27 +128,30 @@ struct TraceWriter::Impl {
   // Metadata is set rarely and may be replaced: one row at a time.
   Statement insertMeta =
       db.prepare("INSERT OR REPLACE INTO rlscope_meta (key, value) VALUES (?, ?)");
-  BatchedInsert strings{db, "INSERT", table::kStringIds, {"id", "value"}};
-  BatchedInsert processes{db, "INSERT OR REPLACE", table::kProcesses,
+  // Declared before the inserts that post to it; ~Impl stops it before anything is destroyed.
+  WriterThread worker;
+  BatchedInsert strings{db, worker, "INSERT", table::kStringIds, {"id", "value"}};
+  BatchedInsert processes{db, worker, "INSERT OR REPLACE", table::kProcesses,
                           {"globalPid", "pid", "parentPid", "name", "commandLine", "start", "end",
                            "exitStatus"}};
-  BatchedInsert threads{db, "INSERT OR REPLACE", table::kThreads,
+  BatchedInsert threads{db, worker, "INSERT OR REPLACE", table::kThreads,
                         {"globalTid", "globalPid", "tid", "name"}};
-  BatchedInsert cpuIntervals{db, "INSERT", table::kCpuIntervals,
+  BatchedInsert cpuIntervals{db, worker, "INSERT", table::kCpuIntervals,
                              {"start", "end", "globalTid", "category", "nameId", "args"}};
-  BatchedInsert operations{db, "INSERT", table::kOperations,
+  BatchedInsert operations{db, worker, "INSERT", table::kOperations,
                            {"id", "start", "end", "globalTid", "nameId", "parentId", "depth",
                             "source", "args"}};
-  BatchedInsert phases{db, "INSERT", table::kPhases, {"start", "end", "globalPid", "nameId"}};
-  BatchedInsert plainEvents{db, "INSERT", table::kPlainEvents,
+  BatchedInsert phases{db, worker, "INSERT", table::kPhases, {"start", "end", "globalPid", "nameId"}};
+  BatchedInsert plainEvents{db, worker, "INSERT", table::kPlainEvents,
                             {"start", "end", "pid", "tid", "nameId", "categoryId", "phase",
                              "args"}};
-  BatchedInsert externalCorrelations{db, "INSERT", table::kExternalCorrelation,
+  BatchedInsert externalCorrelations{db, worker, "INSERT", table::kExternalCorrelation,
                                      {"globalPid", "correlationId", "externalId"}};
-  BatchedInsert calibrations{db, "INSERT", table::kCalibration,
+  BatchedInsert calibrations{db, worker, "INSERT", table::kCalibration,
                              {"source", "name", "meanNs", "stdNs", "count"}};
   BatchedInsert kernels{
       db,
+      worker,
       "INSERT",
       table::kKernel,
       {"start", "end", "deviceId", "contextId", "streamId", "correlationId", "globalPid",
@@ -150,28 +160,29 @@ struct TraceWriter::Impl {
        "staticSharedMemory", "dynamicSharedMemory", "localMemoryPerThread", "localMemoryTotal",
        "gridId", "sharedMemoryExecuted", "graphNodeId", "graphId"}};
   BatchedInsert apiCalls[2] = {
-      {db, "INSERT", table::kRuntime,
+      {db, worker, "INSERT", table::kRuntime,
        {"start", "end", "eventClass", "globalTid", "correlationId", "nameId", "returnValue",
         "callchainId", "cbid"}},
-      {db, "INSERT", table::kDriver,
+      {db, worker, "INSERT", table::kDriver,
        {"start", "end", "eventClass", "globalTid", "correlationId", "nameId", "returnValue",
         "callchainId", "cbid"}}};
-  BatchedInsert memcpys{db, "INSERT", table::kMemcpy,
+  BatchedInsert memcpys{db, worker, "INSERT", table::kMemcpy,
                         {"start", "end", "deviceId", "contextId", "streamId", "correlationId",
                          "globalPid", "bytes", "copyKind", "srcKind", "dstKind", "srcDeviceId",
                          "dstDeviceId", "graphNodeId"}};
-  BatchedInsert memsets{db, "INSERT", table::kMemset,
+  BatchedInsert memsets{db, worker, "INSERT", table::kMemset,
                         {"start", "end", "deviceId", "contextId", "streamId", "correlationId",
                          "globalPid", "value", "bytes", "memKind", "graphNodeId"}};
-  BatchedInsert syncs{db, "INSERT", table::kSync,
+  BatchedInsert syncs{db, worker, "INSERT", table::kSync,
                       {"start", "end", "deviceId", "contextId", "streamId", "correlationId",
                        "globalPid", "syncType", "eventId"}};
-  BatchedInsert nvtx{db, "INSERT", table::kNvtx,
+  BatchedInsert nvtx{db, worker, "INSERT", table::kNvtx,
                      {"start", "end", "eventType", "rangeId", "category", "color", "text",
                       "globalTid", "endGlobalTid", "textId", "domainId"}};
-  BatchedInsert threadNames{db, "INSERT", table::kThreadNames, {"nameId", "priority", "globalTid"}};
+  BatchedInsert threadNames{db, worker, "INSERT", table::kThreadNames, {"nameId", "priority", "globalTid"}};
   BatchedInsert gpuInfo{
       db,
+      worker,
       "INSERT",
       table::kGpuInfo,
       {"id", "name", "busLocation", "isDiscrete", "l2CacheSize", "totalMemory", "memoryBandwidth",
@@ -366,7 +377,9 @@ void TraceWriter::commit() {
   auto& impl = *impl_;
   if (impl.committed) return;
   impl.flushAll();
-  impl.db.exec("COMMIT");
+  impl.worker.post([&impl] { impl.db.exec("COMMIT"); });
+  impl.worker.drain();
+  impl.worker.stop();  // the database is this thread's again
   createIndexes(impl.db);
   // Statistics for the query planner from a sample: a full ANALYZE would scan every index.
   impl.db.exec("PRAGMA analysis_limit=1000");
