@@ -650,6 +650,7 @@ class ChromeExporter {
       field("stream", r.streamId);
       field("correlation", r.correlationId);
       field("event id", r.eventId);
+      field("event sync id", r.eventSyncId);
       operationIdFields(r.globalPid, r.correlationId);
       out_.raw("}}");
     });

@@ -64,7 +64,7 @@ struct GpuArgs {
   std::int64_t device = -1, stream = -1, context = 0, correlation = 0, cbid = 0;
   std::int64_t returnValue = 0, registers = 0, sharedMemory = 0, bytes = 0, value = 0;
   std::int64_t grid[3] = {0, 0, 0}, block[3] = {0, 0, 0};
-  std::int64_t eventId = 0, operationId = 0;
+  std::int64_t eventId = 0, eventSyncId = 0, operationId = 0;
   // rlscope's own export adds the columns Kineto does not have; -1 = absent.
   std::int64_t staticShared = -1, dynamicShared = -1, localPerThread = 0, localTotal = 0;
   std::int64_t gridId = 0, launchType = 0, cacheConfig = 0, graphId = 0, graphNodeId = 0;
@@ -587,6 +587,8 @@ class KinetoImporter {
         a.memKind = num();
       } else if (key == "event id") {
         a.eventId = num();
+      } else if (key == "event sync id") {
+        a.eventSyncId = num();
       } else if (key == "rlscope operation id") {
         a.operationId = num();
       } else if (key == "cuda_sync_kind") {
@@ -694,6 +696,7 @@ class KinetoImporter {
         s.syncType =
             static_cast<trace::SyncType>(syncTypeOf(a.syncKind.empty() ? e.name : a.syncKind));
         s.eventId = a.eventId;
+        s.eventSyncId = a.eventSyncId;
         break;
       }
     }

@@ -299,9 +299,10 @@ TEST_F(ChromeExport, SynchronizationsAreCudaSyncOnTheirStream) {
   EXPECT_EQ(stream["ts"], "1500.100");
   EXPECT_EQ(stream["dur"], "0.200");
   EXPECT_EQ(stream["args"], json::parse(R"({"cuda_sync_kind": "Stream Sync", "device": 0,
-      "context": 1, "stream": 7, "correlation": 6, "event id": 0, "External id": 2,
-      "rlscope operation id": 2})"));
+      "context": 1, "stream": 7, "correlation": 6, "event id": 0, "event sync id": 0,
+      "External id": 2, "rlscope operation id": 2})"));
   EXPECT_EQ(byName["Event Sync"]["args"]["event id"], 12);
+  EXPECT_EQ(byName["Event Sync"]["args"]["event sync id"], 1012);
   EXPECT_EQ(byName["Stream Wait Event"]["tid"], 8);
   EXPECT_EQ(byName["Context Sync"]["tid"], 4'294'967'295);
   EXPECT_EQ(byName["Unknown Sync"]["dur"], "0.000");

@@ -322,7 +322,8 @@ inline void writeRichTrace(const std::filesystem::path& path, const RichTraceOpt
              .streamId = 7,
              .globalPid = kGlobalPidA,
              .syncType = SyncType::kEventSynchronize,
-             .eventId = 12});
+             .eventId = 12,
+             .eventSyncId = 1012});
   w.addSync({.start = 1'600'100,
              .end = 1'600'110,
              .deviceId = 0,

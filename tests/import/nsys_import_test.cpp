@@ -234,7 +234,8 @@ FullExport buildFullExport(NsysFixture& f) {
           .correlationId = 24,
           .globalPid = gpid(100),
           .syncType = trace::SyncType::kStreamSynchronize,
-          .eventId = 0});
+          .eventId = 3,
+          .eventSyncId = 77});
 
   // NVTX: push/pop nesting on two threads of process 100 and one of process 200, a mark, a
   // domain, a registered string, and a start/end range that ends on another thread.
@@ -396,6 +397,8 @@ TEST(NsysImport, KernelFieldsAndNamesSurvive) {
   r.forEachSync({}, [&](const trace::SyncRecord& s) { syncs.push_back(s); });
   ASSERT_EQ(syncs.size(), 1u);
   EXPECT_EQ(syncs[0].syncType, trace::SyncType::kStreamSynchronize);
+  EXPECT_EQ(syncs[0].eventId, 3);
+  EXPECT_EQ(syncs[0].eventSyncId, 77);
   std::vector<trace::MemsetRecord> sets;
   r.forEachMemset({}, [&](const trace::MemsetRecord& m) { sets.push_back(m); });
   ASSERT_EQ(sets.size(), 1u);

@@ -277,7 +277,7 @@ void NsysFixture::sync(const trace::SyncRecord& r) {
           {"globalPid", r.globalPid},
           {"syncType", static_cast<std::int64_t>(r.syncType)},
           {"eventId", r.eventId},
-          {"eventSyncId", r.eventId}});
+          {"eventSyncId", r.eventSyncId}});
 }
 
 void NsysFixture::nvtx(const trace::NvtxRecord& r) {

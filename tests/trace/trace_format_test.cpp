@@ -138,7 +138,8 @@ TEST(Writer, PartialBatchesAndEveryTableRoundTrip) {
     w.addMemset({.start = 7, .end = 8, .deviceId = 1, .streamId = 2, .correlationId = 9,
                  .globalPid = globalPidOf(10), .value = 255, .bytes = 64, .memKind = 2});
     w.addSync({.start = 9, .end = 10, .deviceId = 1, .streamId = 2, .correlationId = 11,
-               .syncType = SyncType::kEventSynchronize, .eventId = 4});
+               .syncType = SyncType::kEventSynchronize, .eventId = 4,
+               .eventSyncId = 40});
     w.addNvtx({.start = 1, .end = std::nullopt, .eventType = NvtxEventType::kMark,
                .text = "mark", .globalTid = tid});
     w.addExternalCorrelation({globalPidOf(10), 9, 1});
@@ -162,7 +163,7 @@ TEST(Writer, PartialBatchesAndEveryTableRoundTrip) {
   });
   r.forEachMemset({}, [&](const MemsetRecord& m) { n += m.value == 255 && m.memKind == 2; });
   r.forEachSync({}, [&](const SyncRecord& s) {
-    n += s.syncType == SyncType::kEventSynchronize && s.eventId == 4;
+    n += s.syncType == SyncType::kEventSynchronize && s.eventId == 4 && s.eventSyncId == 40;
   });
   r.forEachNvtx({}, [&](const NvtxRecord& v) { n += !v.end && v.text == "mark"; });
   r.forEachPhase({}, [&](const PhaseRecord& p) { n += r.string(p.nameId) == "train"; });

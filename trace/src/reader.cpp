@@ -383,7 +383,8 @@ void TraceReader::forEachSync(const EventFilter& f,
                               const std::function<void(const SyncRecord&)>& fn) {
   SyncRecord r;
   query(table::kSync,
-        "start, end, deviceId, contextId, streamId, correlationId, globalPid, syncType, eventId",
+        "start, end, deviceId, contextId, streamId, correlationId, globalPid, syncType, eventId, "
+        "eventSyncId",
         f, [&](Statement& st) {
           r.start = st.columnInt(0);
           r.end = st.columnInt(1);
@@ -394,6 +395,7 @@ void TraceReader::forEachSync(const EventFilter& f,
           r.globalPid = st.columnInt(6);
           r.syncType = static_cast<SyncType>(st.columnInt(7));
           r.eventId = st.columnInt(8);
+          r.eventSyncId = st.columnInt(9);
           fn(r);
         });
 }

@@ -175,7 +175,7 @@ struct TraceWriter::Impl {
                          "globalPid", "value", "bytes", "memKind", "graphNodeId"}};
   BatchedInsert syncs{db, worker, "INSERT", table::kSync,
                       {"start", "end", "deviceId", "contextId", "streamId", "correlationId",
-                       "globalPid", "syncType", "eventId"}};
+                       "globalPid", "syncType", "eventId", "eventSyncId"}};
   BatchedInsert nvtx{db, worker, "INSERT", table::kNvtx,
                      {"start", "end", "eventType", "rangeId", "category", "color", "text",
                       "globalTid", "endGlobalTid", "textId", "domainId"}};
@@ -332,7 +332,7 @@ void TraceWriter::addSync(const SyncRecord& r) {
   auto& ins = impl_->syncs;
   setInts(ins, 0,
           {r.start, r.end, r.deviceId, r.contextId, r.streamId, r.correlationId, r.globalPid,
-           static_cast<std::int64_t>(r.syncType), r.eventId});
+           static_cast<std::int64_t>(r.syncType), r.eventId, r.eventSyncId});
   impl_->endRow(ins);
 }
 

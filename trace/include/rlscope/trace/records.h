@@ -222,7 +222,8 @@ struct SyncRecord {
   std::int64_t correlationId = 0;
   std::int64_t globalPid = 0;
   SyncType syncType = SyncType::kUnknown;
-  std::int64_t eventId = 0;
+  std::int64_t eventId = 0;      // CUDA event handle; reused by CUDA, so...
+  std::int64_t eventSyncId = 0;  // ...join event records on this unique id instead (nsys)
 };
 
 // NVTX_EVENTS
