@@ -9,6 +9,7 @@
 #include <string>
 #include <tuple>
 #include <unordered_map>
+#include <variant>
 #include <vector>
 
 #include "input_file.h"
@@ -278,16 +279,25 @@ Kind classify(std::string_view ph, std::string_view cat, std::optional<Category>
 }
 
 // GPU records wait until every CUDA API call is known: their process comes from the launching
-// call with the same correlation id.
+// call with the same correlation id (or its ac2g flow).
 struct PendingGpu {
-  Kind kind;
+  std::variant<trace::KernelRecord, trace::MemcpyRecord, trace::MemsetRecord, trace::SyncRecord>
+      record;
   std::optional<std::int64_t> pid, tid;  // the Kineto track, to find its ac2g flow
-  trace::KernelRecord kernel;
-  trace::MemcpyRecord memcpy;
-  trace::MemsetRecord memset;
-  trace::SyncRecord sync;
   std::int64_t operationId = 0;
 };
+
+// The columns every GPU activity table shares.
+template <typename Record>
+void place(Record& r, TimeNs start, TimeNs end, std::int64_t device, std::int64_t stream,
+           const GpuArgs& a) {
+  r.start = start;
+  r.end = end;
+  r.deviceId = device;
+  r.contextId = a.context;
+  r.streamId = stream;
+  r.correlationId = a.correlation;
+}
 
 class KinetoImporter {
  public:
@@ -622,19 +632,13 @@ class KinetoImporter {
     std::int64_t stream = a.stream >= 0 ? a.stream : (e.tid.isInt ? e.tid.value : 0);
     if (e.pid.isInt) gpuEventPids_.insert(e.pid.value);
     PendingGpu g;
-    g.kind = kind;
     if (e.pid.isInt) g.pid = e.pid.value;
     if (e.tid.isInt) g.tid = e.tid.value;
     g.operationId = a.operationId;
     switch (kind) {
       case Kind::kKernel: {
-        auto& k = g.kernel;
-        k.start = start;
-        k.end = end;
-        k.deviceId = device;
-        k.contextId = a.context;
-        k.streamId = stream;
-        k.correlationId = a.correlation;
+        auto& k = g.record.emplace<trace::KernelRecord>();
+        place(k, start, end, device, stream, a);
         k.demangledName = writer_.intern(e.name);
         k.shortName = a.shortName.empty() ? k.demangledName : writer_.intern(a.shortName);
         k.mangledName = a.mangledName.empty() ? trace::kNoString : writer_.intern(a.mangledName);
@@ -654,13 +658,8 @@ class KinetoImporter {
         break;
       }
       case Kind::kMemcpy: {
-        auto& m = g.memcpy;
-        m.start = start;
-        m.end = end;
-        m.deviceId = device;
-        m.contextId = a.context;
-        m.streamId = stream;
-        m.correlationId = a.correlation;
+        auto& m = g.record.emplace<trace::MemcpyRecord>();
+        place(m, start, end, device, stream, a);
         m.bytes = a.bytes;
         auto kinds = memcpyKindsOf(e.name);
         m.copyKind = a.copyKind >= 0 ? a.copyKind : kinds.copy;
@@ -672,13 +671,8 @@ class KinetoImporter {
         break;
       }
       case Kind::kMemset: {
-        auto& m = g.memset;
-        m.start = start;
-        m.end = end;
-        m.deviceId = device;
-        m.contextId = a.context;
-        m.streamId = stream;
-        m.correlationId = a.correlation;
+        auto& m = g.record.emplace<trace::MemsetRecord>();
+        place(m, start, end, device, stream, a);
         m.value = a.value;
         m.bytes = a.bytes;
         m.memKind = a.memKind >= 0 ? a.memKind : memsetKindOf(e.name);
@@ -686,17 +680,12 @@ class KinetoImporter {
         break;
       }
       default: {
-        auto& s = g.sync;
-        s.start = start;
-        s.end = end;
-        s.deviceId = device;
-        s.contextId = a.context;
-        s.streamId = stream;
-        s.correlationId = a.correlation;
-        s.syncType =
+        auto& sy = g.record.emplace<trace::SyncRecord>();
+        place(sy, start, end, device, stream, a);
+        sy.syncType =
             static_cast<trace::SyncType>(syncTypeOf(a.syncKind.empty() ? e.name : a.syncKind));
-        s.eventId = a.eventId;
-        s.eventSyncId = a.eventSyncId;
+        sy.eventId = a.eventId;
+        sy.eventSyncId = a.eventSyncId;
         break;
       }
     }
@@ -1013,25 +1002,9 @@ class KinetoImporter {
       }
     }
     flows_ = {};
-    const PendingGpu* current = nullptr;
-    auto resolve = [&](std::int64_t correlation) {
-      if (!launchByTrack.empty() && current->pid && current->tid) {
-        TimeNs start = 0;
-        switch (current->kind) {
-          case Kind::kKernel:
-            start = current->kernel.start;
-            break;
-          case Kind::kMemcpy:
-            start = current->memcpy.start;
-            break;
-          case Kind::kMemset:
-            start = current->memset.start;
-            break;
-          default:
-            start = current->sync.start;
-            break;
-        }
-        auto f = launchByTrack.find({*current->pid, *current->tid, start});
+    auto resolve = [&](const PendingGpu& g, TimeNs start, std::int64_t correlation) {
+      if (!launchByTrack.empty() && g.pid && g.tid) {
+        auto f = launchByTrack.find({*g.pid, *g.tid, start});
         if (f != launchByTrack.end()) return globalPid(f->second);
       }
       auto it = correlation ? launchPid_.find(correlation) : launchPid_.end();
@@ -1040,37 +1013,32 @@ class KinetoImporter {
       return onlyPid;
     };
     for (auto& g : gpu_) {
-      current = &g;
-      std::int64_t pid = 0, correlation = 0;
-      switch (g.kind) {
-        case Kind::kKernel:
-          correlation = g.kernel.correlationId;
-          pid = g.kernel.globalPid = resolve(correlation);
-          writer_.addKernel(g.kernel);
-          count(trace::table::kKernel);
-          break;
-        case Kind::kMemcpy:
-          correlation = g.memcpy.correlationId;
-          pid = g.memcpy.globalPid = resolve(correlation);
-          writer_.addMemcpy(g.memcpy);
-          count(trace::table::kMemcpy);
-          break;
-        case Kind::kMemset:
-          correlation = g.memset.correlationId;
-          pid = g.memset.globalPid = resolve(correlation);
-          writer_.addMemset(g.memset);
-          count(trace::table::kMemset);
-          break;
-        default:
-          correlation = g.sync.correlationId;
-          pid = g.sync.globalPid = resolve(correlation);
-          writer_.addSync(g.sync);
-          count(trace::table::kSync);
-          break;
-      }
-      if (g.operationId) addExternalCorrelation(pid, correlation, g.operationId);
+      std::visit(
+          [&](auto& r) {
+            r.globalPid = resolve(g, r.start, r.correlationId);
+            write(r);
+            if (g.operationId) addExternalCorrelation(r.globalPid, r.correlationId, g.operationId);
+          },
+          g.record);
     }
     gpu_.clear();
+  }
+
+  void write(const trace::KernelRecord& r) {
+    writer_.addKernel(r);
+    count(trace::table::kKernel);
+  }
+  void write(const trace::MemcpyRecord& r) {
+    writer_.addMemcpy(r);
+    count(trace::table::kMemcpy);
+  }
+  void write(const trace::MemsetRecord& r) {
+    writer_.addMemset(r);
+    count(trace::table::kMemset);
+  }
+  void write(const trace::SyncRecord& r) {
+    writer_.addSync(r);
+    count(trace::table::kSync);
   }
 
   void writeProcessesAndThreads() {
