@@ -27,9 +27,8 @@ struct SyntheticTrace {
 // Writes a Kineto JSON trace with about `target` events and returns its path and event count.
 SyntheticTrace makeTrace(std::int64_t target, bool gz) {
   SyntheticTrace t;
-  t.path = fs::temp_directory_path() /
-           ("rlscope_bench_kineto_" + std::to_string(::getpid()) + "_" +
-            std::to_string(target) + ".json");
+  t.path = fs::temp_directory_path() / ("rlscope_bench_kineto_" + std::to_string(::getpid()) + "_" +
+                                        std::to_string(target) + ".json");
   std::string out;
   out.reserve(static_cast<std::size_t>(target) * 260);
   out += R"({"schemaVersion": 1, "deviceProperties": [{"id": 0, "name": "NVIDIA A100", )"
@@ -111,14 +110,17 @@ void importBenchmark(benchmark::State& state, bool gz) {
     benchmark::DoNotOptimize(stats.events);
   }
   state.SetItemsProcessed(state.iterations() * trace.events);
-  state.counters["input_MiB"] =
-      static_cast<double>(fs::file_size(trace.path)) / (1024.0 * 1024.0);
+  state.counters["input_MiB"] = static_cast<double>(fs::file_size(trace.path)) / (1024.0 * 1024.0);
   fs::remove(trace.path);
   fs::remove(output);
 }
 
-void BM_KinetoImportJson(benchmark::State& state) { importBenchmark(state, false); }
-void BM_KinetoImportJsonGz(benchmark::State& state) { importBenchmark(state, true); }
+void BM_KinetoImportJson(benchmark::State& state) {
+  importBenchmark(state, false);
+}
+void BM_KinetoImportJsonGz(benchmark::State& state) {
+  importBenchmark(state, true);
+}
 
 BENCHMARK(BM_KinetoImportJson)->Arg(1'000'000)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_KinetoImportJsonGz)->Arg(1'000'000)->Unit(benchmark::kMillisecond)->UseRealTime();

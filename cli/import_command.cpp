@@ -35,8 +35,7 @@ Run addImportCommand(CLI::App& app) {
     options.maxInputBytes = static_cast<std::uint64_t>(opts->maxGiB * double(1ull << 30));
     options.progress = progress;
     auto stats = import::importFile(opts->input, opts->output, options);
-    double seconds =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     for (const auto& w : stats.warnings) std::cerr << "rlscope: warning: " << w << '\n';
     if (!opts->quiet) {
       std::cout << "imported " << stats.events << " events (" << import::formatName(stats.format)

@@ -529,8 +529,7 @@ class NsysImporter {
         {"deviceId", &S::deviceId},   {"contextId", &S::contextId},
         {"streamId", &S::streamId},   {"correlationId", &S::correlationId},
         {"globalPid", &S::globalPid}, {"syncType", nullptr},  // an enum: read by `extra`
-        {"eventId", &S::eventId},
-        {"eventSyncId", &S::eventSyncId},
+        {"eventId", &S::eventId},     {"eventSyncId", &S::eventSyncId},
     };
     copyTable<S>(
         trace::table::kSync, kFields, S{}, Owner::kProcess, &S::globalPid,

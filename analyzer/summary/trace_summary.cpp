@@ -59,7 +59,8 @@ TraceSummary summarize(trace::TraceReader& reader, const std::string& path) {
   }
   s.gpus = reader.gpus();
 
-  for (auto t : trace::eventTables()) s.tableCounts.emplace_back(std::string(t), reader.rowCount(t));
+  for (auto t : trace::eventTables())
+    s.tableCounts.emplace_back(std::string(t), reader.rowCount(t));
   s.strings = reader.rowCount(table::kStringIds);
 
   auto cats = reader.db().prepare(
@@ -140,8 +141,8 @@ nlohmann::json toJson(const TraceSummary& s) {
   for (auto& g : s.gpus) {
     j["gpus"].push_back({{"id", g.id},
                          {"name", g.name},
-                         {"compute_capability", std::to_string(g.computeMajor) + "." +
-                                                    std::to_string(g.computeMinor)},
+                         {"compute_capability",
+                          std::to_string(g.computeMajor) + "." + std::to_string(g.computeMinor)},
                          {"sm_count", g.smCount},
                          {"total_memory", g.totalMemory}});
   }
@@ -177,14 +178,13 @@ void printText(const TraceSummary& s, std::ostream& out) {
   auto cmd = metaOr(trace::meta::kCommandLine, "");
   if (!cmd.empty()) out << "command      " << cmd << "\n";
   if (s.span) {
-    out << "time span    " << formatDuration(s.span->end - s.span->start) << " ("
-        << s.span->start << " .. " << s.span->end << " ns)\n";
+    out << "time span    " << formatDuration(s.span->end - s.span->start) << " (" << s.span->start
+        << " .. " << s.span->end << " ns)\n";
   } else {
     out << "time span    (no events)\n";
   }
-  out << "gpu activity " << metaOr(trace::meta::kGpuActivity, s.gpus.empty() ? "none recorded"
-                                                                              : "recorded")
-      << "\n";
+  out << "gpu activity "
+      << metaOr(trace::meta::kGpuActivity, s.gpus.empty() ? "none recorded" : "recorded") << "\n";
 
   out << "\nprocesses (" << s.processes.size() << ")\n";
   for (auto& p : s.processes) {

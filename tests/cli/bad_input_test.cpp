@@ -51,7 +51,9 @@ void expectImportFails(const std::string& name, const std::string& bytes,
                      mustMention);
 }
 
-TEST(BadInput, EmptyFile) { expectImportFails("empty.json", "", "empty file"); }
+TEST(BadInput, EmptyFile) {
+  expectImportFails("empty.json", "", "empty file");
+}
 
 TEST(BadInput, TruncatedGzip) {
   auto gz = testing::gzip(kValidJson);
@@ -133,8 +135,11 @@ TEST(BadInput, TruncatedTrace) {
   {
     trace::TraceWriter w(good);
     for (int i = 0; i < 20000; ++i) {
-      w.addCpuInterval({.start = i, .end = i + 1, .globalTid = 1,
-                        .category = trace::Category::kBackend, .nameId = w.intern("op")});
+      w.addCpuInterval({.start = i,
+                        .end = i + 1,
+                        .globalTid = 1,
+                        .category = trace::Category::kBackend,
+                        .nameId = w.intern("op")});
     }
     w.commit();
   }
@@ -150,8 +155,11 @@ TEST(BadInput, CorruptTrace) {
   {
     trace::TraceWriter w(path);
     for (int i = 0; i < 20000; ++i) {
-      w.addCpuInterval({.start = i, .end = i + 1, .globalTid = 1,
-                        .category = trace::Category::kBackend, .nameId = w.intern("op")});
+      w.addCpuInterval({.start = i,
+                        .end = i + 1,
+                        .globalTid = 1,
+                        .category = trace::Category::kBackend,
+                        .nameId = w.intern("op")});
     }
     w.commit();
   }
@@ -163,8 +171,8 @@ TEST(BadInput, CorruptTrace) {
 
 TEST(BadInput, MissingInput) {
   TempDir dir;
-  auto result = testing::runCommand({"rlscope", "import", (dir / "nope.json").string(), "-o",
-                                     (dir / "out.sqlite").string()});
+  auto result = testing::runCommand(
+      {"rlscope", "import", (dir / "nope.json").string(), "-o", (dir / "out.sqlite").string()});
   EXPECT_NE(result.exitCode, 0);
   ASSERT_EQ(testing::lines(result.err).size(), 1u) << result.err;
   EXPECT_NE(result.err.find("no such file"), std::string::npos);

@@ -36,17 +36,16 @@ TEST(Cli, ImportsAndSummarisesARealTrace) {
   if (dir.empty()) GTEST_SKIP() << "../shared/traces/kineto is absent: real-trace test skipped";
   TempDir tmp;
   auto out = tmp / "alexnet.sqlite";
-  auto imp = runCommand({"rlscope", "import", (dir / "a100_alexnet.json.gz").string(), "-o",
-                         out.string()});
+  auto imp = runCommand(
+      {"rlscope", "import", (dir / "a100_alexnet.json.gz").string(), "-o", out.string()});
   ASSERT_EQ(imp.exitCode, 0) << imp.err;
   EXPECT_NE(imp.out.find("imported 1408 events (Kineto JSON)"), std::string::npos) << imp.out;
 
   auto info = runCommand({"rlscope", "info", out.string()});
   ASSERT_EQ(info.exitCode, 0) << info.err;
-  for (const char* expected :
-       {"rlscope trace v1, from kineto", "NVIDIA A100-PG509-200", "sm_80, 108 SMs",
-        "CUPTI_ACTIVITY_KIND_KERNEL", "GPU kernels", "operations", "CPU category Backend",
-        "device 0 stream 7"}) {
+  for (const char* expected : {"rlscope trace v1, from kineto", "NVIDIA A100-PG509-200",
+                               "sm_80, 108 SMs", "CUPTI_ACTIVITY_KIND_KERNEL", "GPU kernels",
+                               "operations", "CPU category Backend", "device 0 stream 7"}) {
     EXPECT_NE(info.out.find(expected), std::string::npos) << "missing '" << expected << "' in\n"
                                                           << info.out;
   }
@@ -67,17 +66,16 @@ TEST(Cli, ImportsAndSummarisesARealTrace) {
 TEST(Cli, SampleTraceImports) {
   TempDir tmp;
   auto sampleJson = tmp / "sample.json";
-  auto run = runCommand({"rlscope_sample_cpu_training", "--iterations", "3", "--trace-out",
-                         sampleJson.string()});
+  auto run = runCommand(
+      {"rlscope_sample_cpu_training", "--iterations", "3", "--trace-out", sampleJson.string()});
   ASSERT_EQ(run.exitCode, 0) << run.err;
   auto out = tmp / "sample.sqlite";
   auto imp = runCommand({"rlscope", "import", sampleJson.string(), "-o", out.string()});
   ASSERT_EQ(imp.exitCode, 0) << imp.err;
   trace::TraceReader r(out);
   std::set<std::string> names;
-  r.forEachOperation({}, [&](const trace::OperationRecord& o) {
-    names.insert(std::string(r.string(o.nameId)));
-  });
+  r.forEachOperation(
+      {}, [&](const trace::OperationRecord& o) { names.insert(std::string(r.string(o.nameId))); });
   for (const char* op : {"inference", "simulation", "backpropagation"}) {
     EXPECT_TRUE(names.count(op)) << op;
   }

@@ -121,7 +121,9 @@ class Snapshot {
     r.forEachSync({}, [&](const trace::SyncRecord& s) {
       json row =
           gpuRow(s.start, s.end, s.deviceId, s.contextId, s.streamId, s.correlationId, s.globalPid);
-      row.update({{"syncType", static_cast<int>(s.syncType)}, {"eventId", s.eventId}, {"eventSyncId", s.eventSyncId}});
+      row.update({{"syncType", static_cast<int>(s.syncType)},
+                  {"eventId", s.eventId},
+                  {"eventSyncId", s.eventSyncId}});
       add(trace::table::kSync, row);
     });
     r.forEachNvtx({}, [&](const trace::NvtxRecord& n) {

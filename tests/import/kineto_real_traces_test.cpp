@@ -27,7 +27,9 @@ const std::map<std::string, std::string> kTableOfCategory = {
     {"user_annotation", "rlscope_operations"},
 };
 
-bool numeric(const json& v) { return v.is_number_integer() || v.is_number_unsigned(); }
+bool numeric(const json& v) {
+  return v.is_number_integer() || v.is_number_unsigned();
+}
 
 TEST_P(RealKinetoTrace, ImportsWithMatchingCounts) {
   auto dir = testing::sharedTracesDir();

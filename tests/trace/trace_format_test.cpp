@@ -126,22 +126,54 @@ TEST(Writer, PartialBatchesAndEveryTableRoundTrip) {
   {
     TraceWriter w(path);
     w.setMeta(meta::kCommandLine, "python train.py");
-    w.addProcess({.globalPid = globalPidOf(10), .pid = 10, .parentPid = 1, .name = "python",
-                  .commandLine = "python train.py", .start = 5, .end = 500, .exitStatus = 3});
+    w.addProcess({.globalPid = globalPidOf(10),
+                  .pid = 10,
+                  .parentPid = 1,
+                  .name = "python",
+                  .commandLine = "python train.py",
+                  .start = 5,
+                  .end = 500,
+                  .exitStatus = 3});
     w.addThread({.globalTid = tid, .globalPid = globalPidOf(10), .tid = 11, .name = "main"});
-    w.addOperation({.id = 1, .start = 0, .end = 100, .globalTid = tid, .nameId = w.intern("step"),
-                    .parentId = 0, .depth = 0, .source = OperationSource::kAnnotation});
+    w.addOperation({.id = 1,
+                    .start = 0,
+                    .end = 100,
+                    .globalTid = tid,
+                    .nameId = w.intern("step"),
+                    .parentId = 0,
+                    .depth = 0,
+                    .source = OperationSource::kAnnotation});
     w.addPhase({.start = 0, .end = 100, .globalPid = globalPidOf(10), .nameId = w.intern("train")});
-    w.addApiCall(ApiKind::kDriver, {.start = 3, .end = 4, .eventClass = 1, .globalTid = tid,
-                                    .correlationId = 9, .nameId = w.intern("cuLaunchKernel"),
-                                    .returnValue = 0, .cbid = 307});
-    w.addMemset({.start = 7, .end = 8, .deviceId = 1, .streamId = 2, .correlationId = 9,
-                 .globalPid = globalPidOf(10), .value = 255, .bytes = 64, .memKind = 2});
-    w.addSync({.start = 9, .end = 10, .deviceId = 1, .streamId = 2, .correlationId = 11,
-               .syncType = SyncType::kEventSynchronize, .eventId = 4,
+    w.addApiCall(ApiKind::kDriver, {.start = 3,
+                                    .end = 4,
+                                    .eventClass = 1,
+                                    .globalTid = tid,
+                                    .correlationId = 9,
+                                    .nameId = w.intern("cuLaunchKernel"),
+                                    .returnValue = 0,
+                                    .cbid = 307});
+    w.addMemset({.start = 7,
+                 .end = 8,
+                 .deviceId = 1,
+                 .streamId = 2,
+                 .correlationId = 9,
+                 .globalPid = globalPidOf(10),
+                 .value = 255,
+                 .bytes = 64,
+                 .memKind = 2});
+    w.addSync({.start = 9,
+               .end = 10,
+               .deviceId = 1,
+               .streamId = 2,
+               .correlationId = 11,
+               .syncType = SyncType::kEventSynchronize,
+               .eventId = 4,
                .eventSyncId = 40});
-    w.addNvtx({.start = 1, .end = std::nullopt, .eventType = NvtxEventType::kMark,
-               .text = "mark", .globalTid = tid});
+    w.addNvtx({.start = 1,
+               .end = std::nullopt,
+               .eventType = NvtxEventType::kMark,
+               .text = "mark",
+               .globalTid = tid});
     w.addExternalCorrelation({globalPidOf(10), 9, 1});
     w.addCalibration({"cupti", "cudaLaunchKernel", 1500.5, 20.25, 1000});
     w.addPlainEvent({.start = 1, .end = 1, .pid = "Spans", .tid = "-3", .phase = "i"});
@@ -189,11 +221,12 @@ class WindowQuery : public ::testing::Test {
     TraceWriter w(path_);
     auto name = w.intern("x");
     // Thread 1: [0,10) [10,20) [20,20) [25,1000) ; thread 2: [5,6)
-    for (auto [s, e] : std::vector<std::pair<TimeNs, TimeNs>>{{0, 10}, {10, 20}, {20, 20}, {25, 1000}}) {
+    for (auto [s, e] :
+         std::vector<std::pair<TimeNs, TimeNs>>{{0, 10}, {10, 20}, {20, 20}, {25, 1000}}) {
       w.addCpuInterval({.start = s, .end = e, .globalTid = 1, .nameId = name});
     }
-    w.addCpuInterval({.start = 5, .end = 6, .globalTid = 2, .category = Category::kPython,
-                      .nameId = name});
+    w.addCpuInterval(
+        {.start = 5, .end = 6, .globalTid = 2, .category = Category::kPython, .nameId = name});
     for (int i = 0; i < 100; ++i) {
       w.addKernel({.start = i * 10, .end = i * 10 + 5, .deviceId = i % 2, .streamId = 7});
     }

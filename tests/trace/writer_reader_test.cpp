@@ -13,8 +13,10 @@ TEST(WriterReader, RoundTripsCpuIntervalsInStartOrder) {
   {
     TraceWriter w(path);
     auto name = w.intern("aten::mm");
-    w.addCpuInterval({.start = 30, .end = 40, .globalTid = 7, .category = Category::kBackend, .nameId = name});
-    w.addCpuInterval({.start = 10, .end = 20, .globalTid = 7, .category = Category::kPython, .nameId = name});
+    w.addCpuInterval(
+        {.start = 30, .end = 40, .globalTid = 7, .category = Category::kBackend, .nameId = name});
+    w.addCpuInterval(
+        {.start = 10, .end = 20, .globalTid = 7, .category = Category::kPython, .nameId = name});
     w.commit();
   }
   TraceReader r(path);

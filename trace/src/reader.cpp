@@ -45,7 +45,8 @@ TraceReader::TraceReader(const std::filesystem::path& path) {
     if (db_->hasTable("META_DATA_EXPORT") || db_->hasTable(table::kKernel)) {
       throw TraceError(path.string() +
                        ": is an Nsight Systems export, not an rlscope trace; convert it with "
-                       "`rlscope import " + path.string() + " -o TRACE`");
+                       "`rlscope import " +
+                       path.string() + " -o TRACE`");
     }
     throw TraceError(path.string() + ": not an rlscope trace (no rlscope_meta table)");
   }
@@ -122,8 +123,8 @@ TimeNs TraceReader::maxDuration(std::string_view table) {
   auto it = maxDuration_.find(table);
   if (it != maxDuration_.end()) return it->second;
   std::string endExpr = table == table::kNvtx ? "COALESCE(end, start)" : "end";
-  TimeNs d = db_->queryInt("SELECT MAX(" + endExpr + " - start) FROM " + std::string(table))
-                 .value_or(0);
+  TimeNs d =
+      db_->queryInt("SELECT MAX(" + endExpr + " - start) FROM " + std::string(table)).value_or(0);
   maxDuration_.emplace(std::string(table), d);
   return d;
 }
@@ -131,8 +132,7 @@ TimeNs TraceReader::maxDuration(std::string_view table) {
 void TraceReader::query(std::string_view table, std::string_view columns, const EventFilter& f,
                         const std::function<void(Statement&)>& fn) {
   TableKeys keys = keysOf(table);
-  std::string sql =
-      "SELECT " + std::string(columns) + " FROM " + std::string(table) + " WHERE 1";
+  std::string sql = "SELECT " + std::string(columns) + " FROM " + std::string(table) + " WHERE 1";
   std::vector<std::int64_t> binds;
   auto where = [&](std::string_view clause, std::int64_t v) {
     sql += " AND ";
@@ -195,7 +195,8 @@ std::vector<ThreadRecord> TraceReader::threads() {
   auto st = db_->prepare(
       "SELECT globalTid, globalPid, tid, name FROM rlscope_threads ORDER BY globalTid");
   while (st.step()) {
-    out.push_back({st.columnInt(0), st.columnInt(1), st.columnInt(2), std::string(st.columnText(3))});
+    out.push_back(
+        {st.columnInt(0), st.columnInt(1), st.columnInt(2), std::string(st.columnText(3))});
   }
   return out;
 }
@@ -214,8 +215,8 @@ std::vector<GpuInfoRecord> TraceReader::gpus() {
     r.id = st.columnInt(c++);
     r.name = st.columnText(c++);
     r.busLocation = st.columnText(c++);
-    for (auto* f : {&r.isDiscrete, &r.l2CacheSize, &r.totalMemory, &r.memoryBandwidth,
-                    &r.clockRate, &r.smCount}) {
+    for (auto* f : {&r.isDiscrete, &r.l2CacheSize, &r.totalMemory, &r.memoryBandwidth, &r.clockRate,
+                    &r.smCount}) {
       *f = st.columnInt(c++);
     }
     r.uuid = st.columnText(c++);
@@ -243,8 +244,8 @@ std::vector<CalibrationRecord> TraceReader::calibration() {
   auto st = db_->prepare(
       "SELECT source, name, meanNs, stdNs, count FROM rlscope_calibration ORDER BY rowid");
   while (st.step()) {
-    out.push_back({std::string(st.columnText(0)), std::string(st.columnText(1)),
-                   st.columnDouble(2), st.columnDouble(3), st.columnInt(4)});
+    out.push_back({std::string(st.columnText(0)), std::string(st.columnText(1)), st.columnDouble(2),
+                   st.columnDouble(3), st.columnInt(4)});
   }
   return out;
 }
@@ -332,13 +333,33 @@ void TraceReader::forEachKernel(const EventFilter& f,
         "localMemoryTotal, gridId, sharedMemoryExecuted, graphNodeId, graphId",
         f, [&](Statement& st) {
           int c = 0;
-          for (auto* v : {&r.start, &r.end, &r.deviceId, &r.contextId, &r.streamId,
-                          &r.correlationId, &r.globalPid, &r.demangledName, &r.shortName,
-                          &r.mangledName, &r.launchType, &r.cacheConfig, &r.registersPerThread,
-                          &r.gridX, &r.gridY, &r.gridZ, &r.blockX, &r.blockY, &r.blockZ,
-                          &r.staticSharedMemory, &r.dynamicSharedMemory, &r.localMemoryPerThread,
-                          &r.localMemoryTotal, &r.gridId, &r.sharedMemoryExecuted,
-                          &r.graphNodeId, &r.graphId}) {
+          for (auto* v : {&r.start,
+                          &r.end,
+                          &r.deviceId,
+                          &r.contextId,
+                          &r.streamId,
+                          &r.correlationId,
+                          &r.globalPid,
+                          &r.demangledName,
+                          &r.shortName,
+                          &r.mangledName,
+                          &r.launchType,
+                          &r.cacheConfig,
+                          &r.registersPerThread,
+                          &r.gridX,
+                          &r.gridY,
+                          &r.gridZ,
+                          &r.blockX,
+                          &r.blockY,
+                          &r.blockZ,
+                          &r.staticSharedMemory,
+                          &r.dynamicSharedMemory,
+                          &r.localMemoryPerThread,
+                          &r.localMemoryTotal,
+                          &r.gridId,
+                          &r.sharedMemoryExecuted,
+                          &r.graphNodeId,
+                          &r.graphId}) {
             *v = st.columnInt(c++);
           }
           fn(r);
@@ -365,18 +386,18 @@ void TraceReader::forEachMemcpy(const EventFilter& f,
 void TraceReader::forEachMemset(const EventFilter& f,
                                 const std::function<void(const MemsetRecord&)>& fn) {
   MemsetRecord r;
-  query(table::kMemset,
-        "start, end, deviceId, contextId, streamId, correlationId, globalPid, value, bytes, "
-        "memKind, graphNodeId",
-        f, [&](Statement& st) {
-          int c = 0;
-          for (auto* v : {&r.start, &r.end, &r.deviceId, &r.contextId, &r.streamId,
-                          &r.correlationId, &r.globalPid, &r.value, &r.bytes, &r.memKind,
-                          &r.graphNodeId}) {
-            *v = st.columnInt(c++);
-          }
-          fn(r);
-        });
+  query(
+      table::kMemset,
+      "start, end, deviceId, contextId, streamId, correlationId, globalPid, value, bytes, "
+      "memKind, graphNodeId",
+      f, [&](Statement& st) {
+        int c = 0;
+        for (auto* v : {&r.start, &r.end, &r.deviceId, &r.contextId, &r.streamId, &r.correlationId,
+                        &r.globalPid, &r.value, &r.bytes, &r.memKind, &r.graphNodeId}) {
+          *v = st.columnInt(c++);
+        }
+        fn(r);
+      });
 }
 
 void TraceReader::forEachSync(const EventFilter& f,

@@ -151,14 +151,16 @@ CREATE INDEX idx_nvtx_thread ON NVTX_EVENTS (globalTid, start);
 )sql";
 
 constexpr std::array<std::string_view, 11> kEventTables = {
-    table::kOperations, table::kCpuIntervals, table::kRuntime, table::kDriver,
-    table::kKernel,     table::kMemcpy,       table::kMemset,  table::kSync,
+    table::kOperations, table::kCpuIntervals, table::kRuntime,     table::kDriver,
+    table::kKernel,     table::kMemcpy,       table::kMemset,      table::kSync,
     table::kNvtx,       table::kPhases,       table::kPlainEvents,
 };
 
 }  // namespace
 
-std::span<const std::string_view> eventTables() { return kEventTables; }
+std::span<const std::string_view> eventTables() {
+  return kEventTables;
+}
 
 void createSchema(Database& db) {
   db.exec(kDdl);
@@ -174,6 +176,8 @@ void createSchema(Database& db) {
   }
 }
 
-void createIndexes(Database& db) { db.exec(kIndexes); }
+void createIndexes(Database& db) {
+  db.exec(kIndexes);
+}
 
 }  // namespace rlscope::trace

@@ -90,7 +90,9 @@ Database::Database(const std::filesystem::path& path, Mode mode) : path_(path) {
   }
 }
 
-Database::~Database() { close(); }
+Database::~Database() {
+  close();
+}
 
 void Database::close() {
   if (db_) {
@@ -117,7 +119,9 @@ void Database::exec(std::string_view sql) {
   }
 }
 
-Statement Database::prepare(std::string_view sql) { return Statement(*this, sql); }
+Statement Database::prepare(std::string_view sql) {
+  return Statement(*this, sql);
+}
 
 bool Database::hasTable(std::string_view table) {
   Statement st(*this, "SELECT 1 FROM sqlite_master WHERE type='table' AND name=?");
@@ -139,13 +143,15 @@ std::optional<std::int64_t> Database::queryInt(std::string_view sql) {
 }
 
 Statement::Statement(Database& db, std::string_view sql) : db_(&db) {
-  if (sqlite3_prepare_v2(db.handle(), sql.data(), static_cast<int>(sql.size()), &stmt_,
-                         nullptr) != SQLITE_OK) {
+  if (sqlite3_prepare_v2(db.handle(), sql.data(), static_cast<int>(sql.size()), &stmt_, nullptr) !=
+      SQLITE_OK) {
     db.fail("cannot prepare '" + std::string(sql.substr(0, 60)) + "'");
   }
 }
 
-Statement::~Statement() { sqlite3_finalize(stmt_); }
+Statement::~Statement() {
+  sqlite3_finalize(stmt_);
+}
 
 Statement::Statement(Statement&& other) noexcept : db_(other.db_), stmt_(other.stmt_) {
   other.stmt_ = nullptr;
@@ -208,7 +214,8 @@ void Statement::reset() {
 std::string_view Statement::columnText(int col) const {
   const unsigned char* p = sqlite3_column_text(stmt_, col);
   if (!p) return {};
-  return {reinterpret_cast<const char*>(p), static_cast<std::size_t>(sqlite3_column_bytes(stmt_, col))};
+  return {reinterpret_cast<const char*>(p),
+          static_cast<std::size_t>(sqlite3_column_bytes(stmt_, col))};
 }
 
 std::string Statement::columnAsText(int col) const {

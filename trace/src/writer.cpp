@@ -6,11 +6,11 @@
 #include <unordered_map>
 
 #include "batched_insert.h"
-#include "writer_thread.h"
 #include "rlscope/trace/atomic_output.h"
 #include "rlscope/trace/schema.h"
 #include "rlscope/trace/sqlite.h"
 #include "rlscope/trace/version.h"
+#include "writer_thread.h"
 
 namespace rlscope::trace {
 
@@ -30,7 +30,9 @@ std::string isoNowUtc() {
   return buf;
 }
 
-std::int64_t i64(int v) { return v; }
+std::int64_t i64(int v) {
+  return v;
+}
 
 // Opens the private file for fast bulk loading and creates the empty schema.
 bool prepareDatabase(Database& db, const WriterOptions& options) {
@@ -131,65 +133,139 @@ struct TraceWriter::Impl {
   // Declared before the inserts that post to it; ~Impl stops it before anything is destroyed.
   WriterThread worker;
   BatchedInsert strings{db, worker, "INSERT", table::kStringIds, {"id", "value"}};
-  BatchedInsert processes{db, worker, "INSERT OR REPLACE", table::kProcesses,
-                          {"globalPid", "pid", "parentPid", "name", "commandLine", "start", "end",
-                           "exitStatus"}};
-  BatchedInsert threads{db, worker, "INSERT OR REPLACE", table::kThreads,
-                        {"globalTid", "globalPid", "tid", "name"}};
-  BatchedInsert cpuIntervals{db, worker, "INSERT", table::kCpuIntervals,
+  BatchedInsert processes{
+      db,
+      worker,
+      "INSERT OR REPLACE",
+      table::kProcesses,
+      {"globalPid", "pid", "parentPid", "name", "commandLine", "start", "end", "exitStatus"}};
+  BatchedInsert threads{
+      db, worker, "INSERT OR REPLACE", table::kThreads, {"globalTid", "globalPid", "tid", "name"}};
+  BatchedInsert cpuIntervals{db,
+                             worker,
+                             "INSERT",
+                             table::kCpuIntervals,
                              {"start", "end", "globalTid", "category", "nameId", "args"}};
-  BatchedInsert operations{db, worker, "INSERT", table::kOperations,
-                           {"id", "start", "end", "globalTid", "nameId", "parentId", "depth",
-                            "source", "args"}};
-  BatchedInsert phases{db, worker, "INSERT", table::kPhases, {"start", "end", "globalPid", "nameId"}};
-  BatchedInsert plainEvents{db, worker, "INSERT", table::kPlainEvents,
-                            {"start", "end", "pid", "tid", "nameId", "categoryId", "phase",
-                             "args"}};
-  BatchedInsert externalCorrelations{db, worker, "INSERT", table::kExternalCorrelation,
-                                     {"globalPid", "correlationId", "externalId"}};
-  BatchedInsert calibrations{db, worker, "INSERT", table::kCalibration,
-                             {"source", "name", "meanNs", "stdNs", "count"}};
-  BatchedInsert kernels{
+  BatchedInsert operations{
       db,
       worker,
       "INSERT",
-      table::kKernel,
-      {"start", "end", "deviceId", "contextId", "streamId", "correlationId", "globalPid",
-       "demangledName", "shortName", "mangledName", "launchType", "cacheConfig",
-       "registersPerThread", "gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ",
-       "staticSharedMemory", "dynamicSharedMemory", "localMemoryPerThread", "localMemoryTotal",
-       "gridId", "sharedMemoryExecuted", "graphNodeId", "graphId"}};
-  BatchedInsert apiCalls[2] = {
-      {db, worker, "INSERT", table::kRuntime,
-       {"start", "end", "eventClass", "globalTid", "correlationId", "nameId", "returnValue",
-        "callchainId", "cbid"}},
-      {db, worker, "INSERT", table::kDriver,
-       {"start", "end", "eventClass", "globalTid", "correlationId", "nameId", "returnValue",
-        "callchainId", "cbid"}}};
-  BatchedInsert memcpys{db, worker, "INSERT", table::kMemcpy,
-                        {"start", "end", "deviceId", "contextId", "streamId", "correlationId",
-                         "globalPid", "bytes", "copyKind", "srcKind", "dstKind", "srcDeviceId",
-                         "dstDeviceId", "graphNodeId"}};
-  BatchedInsert memsets{db, worker, "INSERT", table::kMemset,
+      table::kOperations,
+      {"id", "start", "end", "globalTid", "nameId", "parentId", "depth", "source", "args"}};
+  BatchedInsert phases{
+      db, worker, "INSERT", table::kPhases, {"start", "end", "globalPid", "nameId"}};
+  BatchedInsert plainEvents{
+      db,
+      worker,
+      "INSERT",
+      table::kPlainEvents,
+      {"start", "end", "pid", "tid", "nameId", "categoryId", "phase", "args"}};
+  BatchedInsert externalCorrelations{db,
+                                     worker,
+                                     "INSERT",
+                                     table::kExternalCorrelation,
+                                     {"globalPid", "correlationId", "externalId"}};
+  BatchedInsert calibrations{
+      db, worker, "INSERT", table::kCalibration, {"source", "name", "meanNs", "stdNs", "count"}};
+  BatchedInsert kernels{db,
+                        worker,
+                        "INSERT",
+                        table::kKernel,
+                        {"start",
+                         "end",
+                         "deviceId",
+                         "contextId",
+                         "streamId",
+                         "correlationId",
+                         "globalPid",
+                         "demangledName",
+                         "shortName",
+                         "mangledName",
+                         "launchType",
+                         "cacheConfig",
+                         "registersPerThread",
+                         "gridX",
+                         "gridY",
+                         "gridZ",
+                         "blockX",
+                         "blockY",
+                         "blockZ",
+                         "staticSharedMemory",
+                         "dynamicSharedMemory",
+                         "localMemoryPerThread",
+                         "localMemoryTotal",
+                         "gridId",
+                         "sharedMemoryExecuted",
+                         "graphNodeId",
+                         "graphId"}};
+  BatchedInsert apiCalls[2] = {{db,
+                                worker,
+                                "INSERT",
+                                table::kRuntime,
+                                {"start", "end", "eventClass", "globalTid", "correlationId",
+                                 "nameId", "returnValue", "callchainId", "cbid"}},
+                               {db,
+                                worker,
+                                "INSERT",
+                                table::kDriver,
+                                {"start", "end", "eventClass", "globalTid", "correlationId",
+                                 "nameId", "returnValue", "callchainId", "cbid"}}};
+  BatchedInsert memcpys{
+      db,
+      worker,
+      "INSERT",
+      table::kMemcpy,
+      {"start", "end", "deviceId", "contextId", "streamId", "correlationId", "globalPid", "bytes",
+       "copyKind", "srcKind", "dstKind", "srcDeviceId", "dstDeviceId", "graphNodeId"}};
+  BatchedInsert memsets{db,
+                        worker,
+                        "INSERT",
+                        table::kMemset,
                         {"start", "end", "deviceId", "contextId", "streamId", "correlationId",
                          "globalPid", "value", "bytes", "memKind", "graphNodeId"}};
-  BatchedInsert syncs{db, worker, "INSERT", table::kSync,
+  BatchedInsert syncs{db,
+                      worker,
+                      "INSERT",
+                      table::kSync,
                       {"start", "end", "deviceId", "contextId", "streamId", "correlationId",
                        "globalPid", "syncType", "eventId", "eventSyncId"}};
-  BatchedInsert nvtx{db, worker, "INSERT", table::kNvtx,
+  BatchedInsert nvtx{db,
+                     worker,
+                     "INSERT",
+                     table::kNvtx,
                      {"start", "end", "eventType", "rangeId", "category", "color", "text",
                       "globalTid", "endGlobalTid", "textId", "domainId"}};
-  BatchedInsert threadNames{db, worker, "INSERT", table::kThreadNames, {"nameId", "priority", "globalTid"}};
-  BatchedInsert gpuInfo{
-      db,
-      worker,
-      "INSERT",
-      table::kGpuInfo,
-      {"id", "name", "busLocation", "isDiscrete", "l2CacheSize", "totalMemory", "memoryBandwidth",
-       "clockRate", "smCount", "uuid", "chipName", "computeMajor", "computeMinor", "maxIPC",
-       "maxRegistersPerBlock", "maxShmemPerBlock", "maxShmemPerBlockOptin", "maxShmemPerSm",
-       "maxRegistersPerSm", "threadsPerWarp", "maxWarpsPerSm", "maxBlocksPerSm",
-       "maxThreadsPerBlock", "memoryClockRate", "memoryBusWidth"}};
+  BatchedInsert threadNames{
+      db, worker, "INSERT", table::kThreadNames, {"nameId", "priority", "globalTid"}};
+  BatchedInsert gpuInfo{db,
+                        worker,
+                        "INSERT",
+                        table::kGpuInfo,
+                        {"id",
+                         "name",
+                         "busLocation",
+                         "isDiscrete",
+                         "l2CacheSize",
+                         "totalMemory",
+                         "memoryBandwidth",
+                         "clockRate",
+                         "smCount",
+                         "uuid",
+                         "chipName",
+                         "computeMajor",
+                         "computeMinor",
+                         "maxIPC",
+                         "maxRegistersPerBlock",
+                         "maxShmemPerBlock",
+                         "maxShmemPerBlockOptin",
+                         "maxShmemPerSm",
+                         "maxRegistersPerSm",
+                         "threadsPerWarp",
+                         "maxWarpsPerSm",
+                         "maxBlocksPerSm",
+                         "maxThreadsPerBlock",
+                         "memoryClockRate",
+                         "memoryBusWidth"}};
   std::unordered_map<std::string, StringId, StringHash, std::equal_to<>> internTable;
   StringId nextStringId = 1;
   std::uint64_t rows = 0;
@@ -202,8 +278,12 @@ TraceWriter::TraceWriter(const std::filesystem::path& path, WriterOptions option
 
 TraceWriter::~TraceWriter() = default;
 
-std::uint64_t TraceWriter::rowsWritten() const { return impl_->rows; }
-const std::filesystem::path& TraceWriter::path() const { return impl_->output.finalPath(); }
+std::uint64_t TraceWriter::rowsWritten() const {
+  return impl_->rows;
+}
+const std::filesystem::path& TraceWriter::path() const {
+  return impl_->output.finalPath();
+}
 
 StringId TraceWriter::intern(std::string_view text) {
   auto it = impl_->internTable.find(text);
@@ -293,11 +373,33 @@ void TraceWriter::addCalibration(const CalibrationRecord& r) {
 void TraceWriter::addKernel(const KernelRecord& r) {
   auto& ins = impl_->kernels;
   setInts(ins, 0,
-          {r.start, r.end, r.deviceId, r.contextId, r.streamId, r.correlationId, r.globalPid,
-           r.demangledName, r.shortName, r.mangledName, r.launchType, r.cacheConfig,
-           r.registersPerThread, r.gridX, r.gridY, r.gridZ, r.blockX, r.blockY, r.blockZ,
-           r.staticSharedMemory, r.dynamicSharedMemory, r.localMemoryPerThread,
-           r.localMemoryTotal, r.gridId, r.sharedMemoryExecuted, r.graphNodeId, r.graphId});
+          {r.start,
+           r.end,
+           r.deviceId,
+           r.contextId,
+           r.streamId,
+           r.correlationId,
+           r.globalPid,
+           r.demangledName,
+           r.shortName,
+           r.mangledName,
+           r.launchType,
+           r.cacheConfig,
+           r.registersPerThread,
+           r.gridX,
+           r.gridY,
+           r.gridZ,
+           r.blockX,
+           r.blockY,
+           r.blockZ,
+           r.staticSharedMemory,
+           r.dynamicSharedMemory,
+           r.localMemoryPerThread,
+           r.localMemoryTotal,
+           r.gridId,
+           r.sharedMemoryExecuted,
+           r.graphNodeId,
+           r.graphId});
   if (!r.mangledName) ins.setNull(9);
   impl_->endRow(ins);
 }
@@ -315,8 +417,7 @@ void TraceWriter::addMemcpy(const MemcpyRecord& r) {
   auto& ins = impl_->memcpys;
   setInts(ins, 0,
           {r.start, r.end, r.deviceId, r.contextId, r.streamId, r.correlationId, r.globalPid,
-           r.bytes, r.copyKind, r.srcKind, r.dstKind, r.srcDeviceId, r.dstDeviceId,
-           r.graphNodeId});
+           r.bytes, r.copyKind, r.srcKind, r.dstKind, r.srcDeviceId, r.dstDeviceId, r.graphNodeId});
   impl_->endRow(ins);
 }
 

@@ -5,7 +5,9 @@ namespace rlscope::trace {
 WriterThread::WriterThread(std::size_t maxQueued)
     : maxQueued_(maxQueued), thread_([this] { run(); }) {}
 
-WriterThread::~WriterThread() { stop(); }
+WriterThread::~WriterThread() {
+  stop();
+}
 
 void WriterThread::post(std::function<void()> task) {
   std::unique_lock lock(mutex_);

@@ -8,8 +8,12 @@ namespace rlscope::trace {
 
 inline constexpr std::int64_t kGlobalIdFieldLimit = std::int64_t{1} << 24;  // pid and tid < 2^24
 
-constexpr bool fitsGlobalIdField(std::int64_t v) { return v >= 0 && v < kGlobalIdFieldLimit; }
-constexpr std::int64_t globalPidOf(std::int64_t pid) { return pid << 24; }
+constexpr bool fitsGlobalIdField(std::int64_t v) {
+  return v >= 0 && v < kGlobalIdFieldLimit;
+}
+constexpr std::int64_t globalPidOf(std::int64_t pid) {
+  return pid << 24;
+}
 constexpr std::int64_t globalTidOf(std::int64_t pid, std::int64_t tid) {
   return (pid << 24) | tid;
 }

@@ -63,8 +63,10 @@ class TraceReader {
   std::vector<ExternalCorrelationRecord> externalCorrelations();
 
   // Streaming, in start order (ties broken by insertion order).
-  void forEachCpuInterval(const EventFilter& f, const std::function<void(const CpuIntervalRecord&)>& fn);
-  void forEachOperation(const EventFilter& f, const std::function<void(const OperationRecord&)>& fn);
+  void forEachCpuInterval(const EventFilter& f,
+                          const std::function<void(const CpuIntervalRecord&)>& fn);
+  void forEachOperation(const EventFilter& f,
+                        const std::function<void(const OperationRecord&)>& fn);
   void forEachPhase(const EventFilter& f, const std::function<void(const PhaseRecord&)>& fn);
   void forEachApiCall(ApiKind kind, const EventFilter& f,
                       const std::function<void(const ApiCallRecord&)>& fn);

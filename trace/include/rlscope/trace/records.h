@@ -34,8 +34,8 @@ std::optional<Category> categoryFromName(std::string_view name);
 
 // Where an operation came from (rlscope_operations.source).
 enum class OperationSource : int {
-  kAnnotation = 0,      // rlscope annotation API (C, C++ or Python)
-  kNvtx = 1,            // derived from an NVTX_EVENTS range row of the same trace
+  kAnnotation = 0,            // rlscope annotation API (C, C++ or Python)
+  kNvtx = 1,                  // derived from an NVTX_EVENTS range row of the same trace
   kKinetoUserAnnotation = 2,  // imported from a Kineto `user_annotation` event
 };
 

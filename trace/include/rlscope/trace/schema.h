@@ -53,9 +53,9 @@ inline constexpr std::string_view kCommandLine = "command_line";
 inline constexpr std::string_view kHost = "host";
 inline constexpr std::string_view kStartWallNs = "start_wall_ns";  // Unix epoch ns at trace t0
 inline constexpr std::string_view kStartMonotonicNs = "start_monotonic_ns";
-inline constexpr std::string_view kFeatures = "features";  // JSON object: feature -> bool
+inline constexpr std::string_view kFeatures = "features";         // JSON object: feature -> bool
 inline constexpr std::string_view kGpuActivity = "gpu_activity";  // "recorded" | "unavailable: ..."
-inline constexpr std::string_view kCreatedAt = "created_at";        // ISO 8601 UTC
+inline constexpr std::string_view kCreatedAt = "created_at";      // ISO 8601 UTC
 }  // namespace meta
 
 }  // namespace rlscope::trace

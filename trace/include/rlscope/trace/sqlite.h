@@ -19,7 +19,7 @@ class Statement;
 class Database {
  public:
   enum class Mode {
-    kCreate,         // new file, read-write
+    kCreate,             // new file, read-write
     kReadOnlyUntrusted,  // someone else's file: read-only, immutable, defensive flags, limits
   };
   Database(const std::filesystem::path& path, Mode mode);

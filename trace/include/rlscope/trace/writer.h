@@ -1,7 +1,7 @@
 // TraceWriter: builds a trace file from records. Prepared statements, rows batched into
-// transactions, no journal (or WAL on request) while writing, strings interned into StringIds, indexes built once at
-// the end. The file appears at its path only on commit(); a writer destroyed without commit (an
-// error, an exception) leaves nothing behind.
+// transactions, no journal (or WAL on request) while writing, strings interned into StringIds,
+// indexes built once at the end. The file appears at its path only on commit(); a writer destroyed
+// without commit (an error, an exception) leaves nothing behind.
 #pragma once
 
 #include <cstdint>
