@@ -1,0 +1,149 @@
+// TraceWriter throughput (design.md §6: trace writing >= 2 M events/s sustained, memory bounded
+// by buffers). Each iteration writes a whole trace file of N rows, commit() (indexes, WAL
+// checkpoint, rename) included, into the system temp directory.
+//
+// Counters: items_per_second = rows/s; file_MiB = size of the finished trace; peak_rss_MiB =
+// how far the process's peak resident set rose above its resident set before the iteration (the
+// peak is reset through /proc/self/clear_refs first where the kernel allows it). It should not
+// grow with N.
+#include <benchmark/benchmark.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "rlscope/trace/global_id.h"
+#include "rlscope/trace/records.h"
+#include "rlscope/trace/writer.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using rlscope::trace::TraceWriter;
+
+// A field of /proc/self/status in KiB ("VmHWM", "VmRSS"); 0 when unavailable.
+std::int64_t procStatusKiB(const std::string& field) {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind(field + ":", 0) == 0) return std::stoll(line.substr(field.size() + 1));
+  }
+  return 0;
+}
+
+// Resets VmHWM to the current RSS (Linux >= 4.0); harmless where not permitted.
+void resetPeakRss() {
+  std::ofstream clear("/proc/self/clear_refs");
+  if (clear) clear << "5";
+}
+
+class TempTrace {
+ public:
+  TempTrace()
+      : path_(fs::temp_directory_path() /
+              ("rlscope_bench_" + std::to_string(::getpid()) + ".sqlite")) {}
+  ~TempTrace() { remove(); }
+  TempTrace(const TempTrace&) = delete;
+  TempTrace& operator=(const TempTrace&) = delete;
+  const fs::path& path() const { return path_; }
+  void remove() {
+    std::error_code ec;
+    fs::remove(path_, ec);
+  }
+
+ private:
+  fs::path path_;
+};
+
+// Runs `fill(writer, rows)` into a fresh trace per iteration and reports rows/s and peak RSS.
+template <typename Fill>
+void writeTraceBenchmark(benchmark::State& state, Fill fill) {
+  const auto rows = static_cast<std::int64_t>(state.range(0));
+  TempTrace file;
+  std::int64_t peakKiB = 0;
+  std::uintmax_t fileBytes = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    file.remove();
+    resetPeakRss();
+    const std::int64_t rssBefore = procStatusKiB("VmRSS");
+    state.ResumeTiming();
+    {
+      TraceWriter writer(file.path());
+      fill(writer, rows);
+      writer.commit();
+    }
+    state.PauseTiming();
+    peakKiB = std::max(peakKiB, procStatusKiB("VmHWM") - rssBefore);
+    fileBytes = fs::file_size(file.path());
+    state.ResumeTiming();
+  }
+  state.SetItemsProcessed(state.iterations() * rows);
+  state.counters["peak_rss_MiB"] = static_cast<double>(peakKiB) / 1024.0;
+  state.counters["file_MiB"] = static_cast<double>(fileBytes) / (1024.0 * 1024.0);
+}
+
+void BM_AddCpuInterval(benchmark::State& state) {
+  writeTraceBenchmark(state, [](TraceWriter& w, std::int64_t rows) {
+    constexpr std::array<const char*, 8> kNames = {
+        "aten::linear",  "aten::addmm",      "aten::relu", "aten::softmax",
+        "CartPole.step", "cudaLaunchKernel", "forward",    "backward"};
+    std::array<rlscope::trace::StringId, kNames.size()> ids{};
+    for (std::size_t i = 0; i < kNames.size(); ++i) ids[i] = w.intern(kNames[i]);
+    rlscope::trace::CpuIntervalRecord r;
+    r.globalTid = rlscope::trace::globalTidOf(4242, 4243);
+    for (std::int64_t i = 0; i < rows; ++i) {
+      r.start = 1'000'000 + i * 250;
+      r.end = r.start + 180;
+      r.category = static_cast<rlscope::trace::Category>(1 + i % 5);
+      r.nameId = ids[static_cast<std::size_t>(i) % ids.size()];
+      w.addCpuInterval(r);
+    }
+  });
+}
+BENCHMARK(BM_AddCpuInterval)
+    ->Arg(1 << 20)
+    ->Arg(1 << 22)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->MeasureProcessCPUTime();
+
+void BM_AddKernel(benchmark::State& state) {
+  writeTraceBenchmark(state, [](TraceWriter& w, std::int64_t rows) {
+    std::array<rlscope::trace::StringId, 64> ids{};
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+      ids[i] = w.intern("void at::native::vectorized_elementwise_kernel<4, kernel_" +
+                        std::to_string(i) + ">(int, float*, float const*)");
+    }
+    rlscope::trace::KernelRecord k;
+    k.globalPid = rlscope::trace::globalPidOf(4242);
+    k.contextId = 1;
+    k.registersPerThread = 32;
+    k.gridX = 1024;
+    k.gridY = k.gridZ = 1;
+    k.blockX = 256;
+    k.blockY = k.blockZ = 1;
+    for (std::int64_t i = 0; i < rows; ++i) {
+      k.start = 1'000'000 + i * 2'000;
+      k.end = k.start + 1'500;
+      k.streamId = 7 + i % 4;
+      k.correlationId = i + 1;
+      k.gridId = i + 1;
+      k.demangledName = k.shortName = ids[static_cast<std::size_t>(i) % ids.size()];
+      w.addKernel(k);
+    }
+  });
+}
+BENCHMARK(BM_AddKernel)
+    ->Arg(1 << 20)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->MeasureProcessCPUTime();
+
+}  // namespace
+
+BENCHMARK_MAIN();

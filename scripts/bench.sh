@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# Builds the benchmarks (build-release/, Release) and runs every bench/ program, then prints one
+# table of the figures. Raw results: out/bench/<program>.json (Google Benchmark JSON).
+#   scripts/bench.sh                               every benchmark
+#   scripts/bench.sh --benchmark_filter=AddKernel  arguments go to every bench_* program
+# Numbers from a shared or busy machine are noisy: compare runs made on the same machine.
+set -euo pipefail
+# shellcheck source=scripts/common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+
+if [[ "${1:-}" == "-h" || "${1:-}" == "--help" ]]; then
+  sed -n '2,6s/^# \{0,1\}//p' "$0"
+  exit 0
+fi
+
+start=$(date +%s)
+dir=build-release
+out=out/bench
+
+step "installing missing packages"
+bash scripts/setup.sh
+
+step "configuring $dir (Release, benchmarks on, tests off)"
+configure "$dir" -DCMAKE_BUILD_TYPE=Release -DRLSCOPE_BUILD_BENCH=ON -DRLSCOPE_BUILD_TESTS=OFF
+
+step "building the benchmarks with $build_jobs jobs"
+cmake --build "$dir" --target rlscope_benchmarks -j "$build_jobs"
+
+mkdir -p "$out"
+rm -f "$out"/bench_*.json
+programs=()
+for exe in "$dir"/bin/bench_*; do
+  [[ -x "$exe" && -f "$exe" ]] && programs+=("$exe")
+done
+[[ ${#programs[@]} -gt 0 ]] || die "no bench_* programs in $dir/bin"
+
+for exe in "${programs[@]}"; do
+  name=$(basename "$exe")
+  step "running $name"
+  # JSON on stdout into the file; Google Benchmark's context and warnings go to stderr.
+  "$exe" --benchmark_format=json "$@" >"$out/$name.json"
+done
+
+step "results (time per iteration, real time; items/s = rows, events, ... per second)"
+# Google Benchmark writes one "key": value per line; read each benchmark object's fields.
+awk '
+  function flush() {
+    if (name == "") return
+    printf "%-58s %12s %12s  %s\n", name, time, items, extra
+    name = ""; time = ""; items = "-"; extra = ""
+  }
+  function human(v,   units, i) {
+    v += 0  # a number, not a string: "1.2e+06" >= 1000 must compare numerically
+    split("k M G T", units, " ")
+    for (i = 0; v >= 1000 && i < 4; i++) v /= 1000
+    return sprintf(i ? "%.3g%s" : "%.3g", v, units[i])
+  }
+  BEGIN {
+    printf "%-58s %12s %12s  %s\n", "benchmark", "time", "items/s", "counters"
+    items = "-"
+  }
+  FNR == 1 { flush(); inbench = 0 }
+  /^ *"benchmarks": \[/ { inbench = 1; next }
+  !inbench { next }
+  {
+    line = $0
+    sub(/^ */, "", line); sub(/,$/, "", line)
+    if (line == "{") { flush(); next }
+    if (line == "}" || line == "]") { flush(); next }
+    key = line; sub(/^"/, "", key); sub(/":.*/, "", key)
+    val = line; sub(/^"[^"]*": */, "", val); gsub(/"/, "", val)
+    if (key == "name") name = val
+    else if (key == "real_time") rt = val
+    else if (key == "time_unit") time = sprintf("%.4g %s", rt, val)
+    else if (key == "items_per_second") items = human(val)
+    else if (key == "bytes_per_second") extra = extra " bytes/s=" human(val)
+    else if (key ~ /^(family_index|per_family_instance_index|run_name|run_type|repetitions|repetition_index|threads|iterations|cpu_time|aggregate_name|aggregate_unit|label|error_occurred|error_message)$/) { }
+    else if (val ~ /^-?[0-9.]+(e[-+]?[0-9]+)?$/) extra = extra " " key "=" sprintf("%.4g", val)
+  }
+  END { flush() }
+' "$out"/bench_*.json
+
+echo
+echo "bench.sh: ${#programs[@]} program(s) in $(elapsed "$start") s; JSON in $out/"

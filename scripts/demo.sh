@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# Sets up, builds and shows rlscope's main job on a small real workload:
+#   1. installs missing packages (scripts/setup.sh)
+#   2. builds the `rlscope` command and the CPU training sample (build/, Release on first use)
+#   3. runs the sample: a REINFORCE agent learning CartPole, which records its own timeline as a
+#      Kineto-style trace (it stands in for the collector, rlscope-prof, until that exists)
+#   4. imports that trace into an rlscope trace (SQLite), summarises it, queries it with SQL, and
+#      exports it for Perfetto UI
+#   5. does the same with a real PyTorch trace from an A100 when ../shared/traces is there
+# Everything it writes goes to out/demo/. Usage: scripts/demo.sh
+set -euo pipefail
+# shellcheck source=scripts/common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+
+if [[ $# -gt 0 ]]; then
+  sed -n '2,10s/^# \{0,1\}//p' "$0"
+  [[ "$1" == "-h" || "$1" == "--help" ]] && exit 0
+  exit 2
+fi
+
+start=$(date +%s)
+out=out/demo
+rlscope=build/bin/rlscope
+mkdir -p "$out"
+
+step "[1/6] installing missing packages"
+bash scripts/setup.sh
+
+step "[2/6] building rlscope and the CPU training sample in build/"
+if [[ -f build/CMakeCache.txt ]]; then
+  # Keep the build type an earlier run chose (scripts/test.sh uses RelWithDebInfo), so
+  # alternating between the scripts does not rebuild everything each time.
+  configure build
+else
+  configure build -DCMAKE_BUILD_TYPE=Release
+fi
+cmake --build build --target rlscope rlscope_sample_cpu_training -j "$build_jobs"
+
+step "[3/6] running the sample: REINFORCE on CartPole, recording its own timeline"
+build/bin/rlscope_sample_cpu_training --iterations 20 --seed 1 --trace-out "$out/sample_trace.json"
+
+step "[4/6] importing the trace and summarising it"
+"$rlscope" import "$out/sample_trace.json" -o "$out/sample.sqlite"
+echo
+"$rlscope" info "$out/sample.sqlite"
+
+step "[5/6] asking the trace a question in SQL: time per operation (sqlite3)"
+# The query is the one of docs/trace-format.md, "Time per operation".
+time_per_operation=$(awk '/^### Time per operation/ { found = 1 }
+  found && /^```sql/ { inblock = 1; next }
+  inblock && /^```/ { exit }
+  inblock { print }' docs/trace-format.md)
+[[ -n "$time_per_operation" ]] || die "no \"Time per operation\" query in docs/trace-format.md"
+echo "$time_per_operation"
+echo
+sqlite3 -header -column "$out/sample.sqlite" "$time_per_operation"
+echo
+"$rlscope" export "$out/sample.sqlite" -o "$out/sample_chrome.json"
+echo "(open $out/sample_chrome.json in https://ui.perfetto.dev to see the timeline)"
+
+step "[6/6] importing a real PyTorch profiler trace (AlexNet on an A100)"
+alexnet=../shared/traces/kineto/a100_alexnet.json.gz
+if [[ -f "$alexnet" ]]; then
+  "$rlscope" import "$alexnet" -o "$out/a100_alexnet.sqlite"
+  echo
+  "$rlscope" info "$out/a100_alexnet.sqlite"
+else
+  echo "skipped: $alexnet is not there (it sits beside the checkout on the project's machines)"
+fi
+
+step "demo done in $(elapsed "$start") s; files in $out/:"
+ls -l "$out"
+cat <<'TXT'
+
+Next: `build/bin/rlscope --help`, the SQL examples in docs/trace-format.md, and
+docs/architecture.md for how the parts fit.
+TXT

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Builds rlscope and runs every test (ctest: GoogleTest suites and end-to-end tests).
+#   scripts/test.sh              build/ (RelWithDebInfo, warnings are errors)
+#   scripts/test.sh --sanitize   build-asan/ (AddressSanitizer + UndefinedBehaviorSanitizer,
+#                                leak checks on, every report fatal; benchmarks not built)
+# Other arguments go to ctest, e.g. `scripts/test.sh -R Kineto` or `-L import`.
+set -euo pipefail
+# shellcheck source=scripts/common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+
+sanitize=0
+ctest_args=()
+for arg in "$@"; do
+  case "$arg" in
+    --sanitize) sanitize=1 ;;
+    -h | --help)
+      sed -n '2,6s/^# \{0,1\}//p' "$0"
+      exit 0
+      ;;
+    *) ctest_args+=("$arg") ;;
+  esac
+done
+
+start=$(date +%s)
+if [[ $sanitize -eq 1 ]]; then
+  dir=build-asan
+  what="AddressSanitizer+UBSan"
+  # Warnings are errors in the plain build only: GCC's flow warnings (-Wmaybe-uninitialized)
+  # give false positives on ASan-instrumented code, and the plain build checks the same source.
+  cmake_args=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DRLSCOPE_WERROR=OFF
+    "-DRLSCOPE_SANITIZE=address,undefined" -DRLSCOPE_BUILD_BENCH=OFF)
+  # Exported before the build too: gtest_discover_tests runs the test programs at build time.
+  export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
+  export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+else
+  dir=build
+  what="RelWithDebInfo"
+  cmake_args=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DRLSCOPE_WERROR=ON)
+fi
+
+step "installing missing packages"
+bash scripts/setup.sh
+
+step "configuring $dir ($what)"
+configure "$dir" "${cmake_args[@]}"
+
+step "building $dir with $build_jobs jobs"
+cmake --build "$dir" -j "$build_jobs"
+build_s=$(elapsed "$start")
+
+step "running the tests in $dir"
+log="$dir/ctest.log"
+status=0
+ctest --test-dir "$dir" --output-on-failure -j "$build_jobs" "${ctest_args[@]}" 2>&1 |
+  tee "$log" || status=$?
+result=$(grep -E '[0-9]+% tests passed' "$log" | tail -n 1 || true)
+[[ -n "$result" ]] || result="no test summary (see $log)"
+
+echo
+if [[ $status -eq 0 ]]; then
+  echo "test.sh: PASSED ($what, $dir): $result; build ${build_s} s, total $(elapsed "$start") s"
+else
+  echo "test.sh: FAILED ($what, $dir): $result; total $(elapsed "$start") s" >&2
+fi
+exit "$status"
