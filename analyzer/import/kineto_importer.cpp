@@ -73,7 +73,7 @@ struct GpuArgs {
   std::int64_t memKind = -1;
   std::string syncKind, shortName, mangledName;
   // rlscope.nvtx
-  std::int64_t nvtxEventType = 59, rangeId = 0, nvtxCategory = 0, domainId = 0, endGlobalTid = 0;
+  std::int64_t nvtxEventType = 0, rangeId = 0, nvtxCategory = 0, domainId = 0, endGlobalTid = 0;
   std::optional<std::int64_t> color;
   bool registered = false;
 };
@@ -708,7 +708,12 @@ class KinetoImporter {
     trace::NvtxRecord r;
     r.start = start;
     if (e.ph == "X") r.end = end;
-    r.eventType = static_cast<trace::NvtxEventType>(a.nvtxEventType);
+    // Without an explicit eventType an instant is a mark and a complete event a push/pop range.
+    r.eventType = static_cast<trace::NvtxEventType>(
+        a.nvtxEventType
+            ? a.nvtxEventType
+            : static_cast<std::int64_t>(e.ph == "X" ? trace::NvtxEventType::kPushPopRange
+                                                    : trace::NvtxEventType::kMark));
     r.rangeId = a.rangeId;
     r.category = a.nvtxCategory;
     r.color = a.color;

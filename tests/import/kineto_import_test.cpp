@@ -294,6 +294,22 @@ TEST(KinetoImport, BareEventArrayAndTextPidsArePlainEvents) {
   EXPECT_EQ(instant["__event"]["s"], "g");
 }
 
+TEST(KinetoImport, NvtxEventsDefaultToRangesAndMarks) {
+  json events = json::array({
+      event("X", "rlscope.nvtx", "range", 1, 1, 10, 5),
+      event("i", "rlscope.nvtx", "mark", 1, 1, 12),
+      event("X", "rlscope.nvtx", "start/end", 1, 1, 20, 5, {{"eventType", 60}}),
+  });
+  auto t = importJson(json{{"traceEvents", events}}.dump());
+  std::map<std::string, trace::NvtxRecord> byText;
+  t->reader->forEachNvtx({}, [&](const trace::NvtxRecord& n) { byText[n.text] = n; });
+  EXPECT_EQ(byText["range"].eventType, trace::NvtxEventType::kPushPopRange);
+  EXPECT_EQ(byText["mark"].eventType, trace::NvtxEventType::kMark);
+  EXPECT_FALSE(byText["mark"].end);
+  EXPECT_EQ(byText["start/end"].eventType, trace::NvtxEventType::kStartEndRange);
+  EXPECT_EQ(t->reader->rowCount("rlscope_operations"), 2);  // the two ranges
+}
+
 TEST(KinetoImport, OutOfRangeIdsGetSubstitutes) {
   json events = json::array({
       event("X", "cpu_op", "a", 1 << 25, -1, 1, 1),
