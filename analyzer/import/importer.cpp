@@ -1,5 +1,7 @@
 #include "importer.h"
 
+#include <chrono>
+#include <cstdio>
 #include <fstream>
 
 #include "input_file.h"
@@ -82,6 +84,21 @@ ImportStats importFile(const std::filesystem::path& input, const std::filesystem
   }
   ImportStats stats;
   stats.format = detectFormat(input);
+  // Progress lines with the time each phase took, for imports that run for seconds.
+  auto t0 = std::chrono::steady_clock::now();
+  auto phaseDone = [&](const std::string& what) {
+    if (!options.progress) return;
+    auto now = std::chrono::steady_clock::now();
+    char buf[64];
+    std::snprintf(buf, sizeof buf, " (%.2f s)", std::chrono::duration<double>(now - t0).count());
+    options.progress(what + buf);
+    t0 = now;
+  };
+  auto commit = [&](trace::TraceWriter& writer) {
+    phaseDone("read " + std::to_string(stats.events) + " events");
+    writer.commit();
+    phaseDone("wrote and indexed " + std::to_string(writer.rowsWritten()) + " rows");
+  };
   switch (stats.format) {
     case InputFormat::kRlscopeTrace:
       throw TraceError(input.string() + ": is already an rlscope trace; nothing to import");
@@ -89,6 +106,8 @@ ImportStats importFile(const std::filesystem::path& input, const std::filesystem
       auto in = readInput(input, options.maxInputBytes);
       detectFromText(input, in.text);
       stats.inputBytes = in.text.size();
+      phaseDone("loaded " + std::to_string(in.text.size() >> 20) + " MiB" +
+                (in.wasGzip ? " (gunzipped)" : ""));
       trace::TraceWriter writer(output);
       writer.setMeta(trace::meta::kSourceFile, input.filename().string());
       try {
@@ -96,7 +115,7 @@ ImportStats importFile(const std::filesystem::path& input, const std::filesystem
       } catch (const TraceError& e) {
         throw TraceError(input.string() + ": " + e.what());
       }
-      writer.commit();
+      commit(writer);
       break;
     }
     case InputFormat::kNsysSqlite: {
@@ -104,7 +123,7 @@ ImportStats importFile(const std::filesystem::path& input, const std::filesystem
       trace::TraceWriter writer(output);
       writer.setMeta(trace::meta::kSourceFile, input.filename().string());
       importNsys(input, writer, options, stats);
-      writer.commit();
+      commit(writer);
       break;
     }
   }

@@ -6,20 +6,17 @@ BatchedInsert::BatchedInsert(Database& db, WriterThread& thread, std::string_vie
                              std::string_view table,
                              std::initializer_list<std::string_view> columns)
     : db_(db), thread_(thread), columns_(static_cast<int>(columns.size())) {
-  sqlPrefix_ = std::string(verb) + " INTO " + std::string(table) + " (";
-  rowParams_ = "(";
-  bool first = true;
+  std::string names, params;
   for (auto c : columns) {
-    if (!first) {
-      sqlPrefix_ += ", ";
-      rowParams_ += ", ";
+    if (!names.empty()) {
+      names += ", ";
+      params += ", ";
     }
-    first = false;
-    sqlPrefix_ += c;
-    rowParams_ += '?';
+    names += c;
+    params += '?';
   }
-  sqlPrefix_ += ") VALUES ";
-  rowParams_ += ')';
+  sqlPrefix_ = std::string(verb) + " INTO " + std::string(table) + " (" + names + ") VALUES ";
+  rowParams_ = "(" + params + ")";
   staging_.resize(static_cast<std::size_t>(kBatchRows * columns_));
   // Prepared here, before the writer thread first runs, so a bad column list fails at once.
   statementFor(kBatchRows);

@@ -2,24 +2,25 @@
 
 namespace rlscope::trace {
 
-WriterThread::WriterThread(std::size_t maxQueued)
-    : maxQueued_(maxQueued), thread_([this] { run(); }) {}
+WriterThread::WriterThread(std::size_t maxQueued, std::size_t wakeAt)
+    : maxQueued_(maxQueued), wakeAt_(wakeAt), thread_([this] { run(); }) {}
 
-WriterThread::~WriterThread() {
-  stop();
-}
+WriterThread::~WriterThread() { stop(); }
 
 void WriterThread::post(std::function<void()> task) {
   std::unique_lock lock(mutex_);
-  changed_.wait(lock, [&] { return queue_.size() < maxQueued_ || failure_ || stopping_; });
+  room_.wait(lock, [&] { return queue_.size() < maxQueued_ || failure_ || stopping_; });
   rethrowFailure();
   queue_.push_back(std::move(task));
-  changed_.notify_all();
+  if (queue_.size() == wakeAt_ || queue_.size() == maxQueued_) work_.notify_one();
 }
 
 void WriterThread::drain() {
   std::unique_lock lock(mutex_);
-  changed_.wait(lock, [&] { return (queue_.empty() && !busy_) || failure_ || stopping_; });
+  draining_ = true;
+  work_.notify_one();
+  room_.wait(lock, [&] { return (queue_.empty() && !busy_) || failure_ || stopping_; });
+  draining_ = false;
   rethrowFailure();
 }
 
@@ -28,8 +29,9 @@ void WriterThread::stop() {
     std::lock_guard lock(mutex_);
     stopping_ = true;
     queue_.clear();
-    changed_.notify_all();
   }
+  work_.notify_all();
+  room_.notify_all();
   if (thread_.joinable()) thread_.join();
 }
 
@@ -38,28 +40,31 @@ void WriterThread::rethrowFailure() {
 }
 
 void WriterThread::run() {
+  std::deque<std::function<void()>> tasks;
   std::unique_lock lock(mutex_);
   while (true) {
-    changed_.wait(lock, [&] { return !queue_.empty() || stopping_; });
+    work_.wait(lock, [&] {
+      return stopping_ || queue_.size() >= wakeAt_ || (draining_ && !queue_.empty());
+    });
     if (stopping_) return;
-    auto task = std::move(queue_.front());
-    queue_.pop_front();
+    tasks.swap(queue_);  // take everything queued: one lock round trip per many tasks
     busy_ = true;
-    changed_.notify_all();  // room in the queue
+    room_.notify_all();
     lock.unlock();
     std::exception_ptr failure;
     try {
-      task();
+      for (auto& task : tasks) task();
     } catch (...) {
       failure = std::current_exception();
     }
+    tasks.clear();
     lock.lock();
     busy_ = false;
     if (failure && !failure_) {
       failure_ = failure;
       queue_.clear();  // later work depends on what failed
     }
-    changed_.notify_all();
+    room_.notify_all();
   }
 }
 
