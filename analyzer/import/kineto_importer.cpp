@@ -37,29 +37,6 @@ struct LooseId {
   std::string asText() const { return isInt ? std::to_string(value) : text; }
 };
 
-// One traceEvents entry, fields as read. Views point into the input or the parser's string
-// buffer, both alive for the whole import.
-struct RawEvent {
-  std::string_view ph;
-  std::string_view cat;
-  std::string_view name;
-  LooseId pid;
-  LooseId tid;
-  std::string_view tsToken;
-  std::string_view durToken;
-  std::string_view args;  // raw JSON object text, empty when absent
-  std::string_view id;    // flow id token (also kept in extras)
-  std::string extras;     // other top-level members as raw JSON `"key":value,...`
-
-  void reset() {
-    ph = cat = name = tsToken = durToken = args = id = {};
-    pid.isInt = tid.isInt = false;
-    pid.text.clear();
-    tid.text.clear();
-    extras.clear();
-  }
-};
-
 // The args of GPU-side and CUDA API events that become typed columns.
 struct GpuArgs {
   std::int64_t device = -1, stream = -1, context = 0, correlation = 0, cbid = 0;
@@ -76,6 +53,33 @@ struct GpuArgs {
   std::int64_t nvtxEventType = 0, rangeId = 0, nvtxCategory = 0, domainId = 0, endGlobalTid = 0;
   std::optional<std::int64_t> color;
   bool registered = false;
+};
+
+// One traceEvents entry, fields as read. Views point into the input or the parser's string
+// buffer, both alive for the whole import.
+struct RawEvent {
+  std::string_view ph;
+  std::string_view cat;
+  std::string_view name;
+  LooseId pid;
+  LooseId tid;
+  std::string_view tsToken;
+  std::string_view durToken;
+  std::string_view args;  // raw JSON object text, empty when absent
+  std::string_view id;    // flow id token (also kept in extras)
+  std::string extras;     // other top-level members as raw JSON `"key":value,...`
+  // Args read into columns during the first pass, when the category came before them.
+  bool hasTypedArgs = false;
+  GpuArgs typedArgs;
+
+  void reset() {
+    ph = cat = name = tsToken = durToken = args = id = {};
+    hasTypedArgs = false;
+    pid.isInt = tid.isInt = false;
+    pid.text.clear();
+    tid.text.clear();
+    extras.clear();
+  }
 };
 
 std::string errorText(simdjson::error_code e) {
@@ -360,6 +364,27 @@ class KinetoImporter {
     }
   }
 
+  // Whether this event's args go into typed columns and never into a raw-args column: known
+  // from the fields read so far. CPU-side kinds qualify only once their pid and tid are known to
+  // be integers (on a text track they are kept as plain events, args and all).
+  static bool argsAreTyped(const RawEvent& e) {
+    if (e.ph.empty() || e.cat.empty()) return false;
+    std::optional<Category> category;
+    switch (classify(e.ph, e.cat, category)) {
+      case Kind::kKernel:
+      case Kind::kMemcpy:
+      case Kind::kMemset:
+      case Kind::kSync:
+        return true;
+      case Kind::kRuntime:
+      case Kind::kDriver:
+      case Kind::kNvtx:
+        return e.pid.isInt && e.tid.isInt;
+      default:
+        return false;
+    }
+  }
+
   void readEvent(od::object obj, RawEvent& e, const Where& where) {
     for (auto field : obj) {
       std::string_view key = need(field.unescaped_key(), where);
@@ -392,8 +417,15 @@ class KinetoImporter {
         if (need(v.type(), where) != od::json_type::object) {
           fail(where.field("args"), "expected an object");
         }
-        e.args = need(need(v.get_object(), where).raw_json(), where.field("args"));
-        e.args = trimmed(e.args);
+        if (argsAreTyped(e)) {
+          // Kineto writes "cat" (and pid/tid) before "args": read them into columns now rather
+          // than keep the text and parse it a second time.
+          e.typedArgs = GpuArgs{};
+          readTypedArgs(need(v.get_object(), where), e.typedArgs, where);
+          e.hasTypedArgs = true;
+        } else {
+          e.args = trimmed(need(need(v.get_object(), where).raw_json(), where.field("args")));
+        }
       } else {
         if (key == "id") e.id = trimmed(v.raw_json_token());
         if (!e.extras.empty()) e.extras += ',';
@@ -472,7 +504,7 @@ class KinetoImporter {
       }
       case Kind::kRuntime:
       case Kind::kDriver: {
-        GpuArgs a = gpuArgs(e.args, where);
+        const GpuArgs& a = typedArgs(e, where);
         trace::ApiCallRecord r;
         r.start = start;
         r.end = end;
@@ -521,113 +553,87 @@ class KinetoImporter {
     return args;
   }
 
-  GpuArgs gpuArgs(std::string_view args, const Where& where) {
-    GpuArgs a;
-    if (args.empty()) return a;
+  // The typed args of a GPU record, CUDA API call or NVTX event. From the raw text when the
+  // first pass kept it (the event's category was not known yet when its args came by).
+  const GpuArgs& typedArgs(const RawEvent& e, const Where& where) {
+    if (e.hasTypedArgs) return e.typedArgs;
+    scratchArgs_ = GpuArgs{};
+    if (e.args.empty()) return scratchArgs_;
     // `args` lies inside the input buffer, so the padding after the buffer's end is also
     // readable after this substring.
-    auto doc = need(argsParser_.iterate(args.data(), args.size(), args.size() + kJsonPadding),
+    auto doc = need(argsParser_.iterate(e.args.data(), e.args.size(), e.args.size() + kJsonPadding),
                     where.field("args"));
-    for (auto field : need(doc.get_object(), where.field("args"))) {
+    readTypedArgs(need(doc.get_object(), where.field("args")), scratchArgs_, where);
+    return scratchArgs_;
+  }
+
+  static void readTypedArgs(od::object obj, GpuArgs& a, const Where& where) {
+    using I = std::int64_t GpuArgs::*;
+    static const std::unordered_map<std::string_view, I> kIntegers = {
+        {"device", &GpuArgs::device},
+        {"stream", &GpuArgs::stream},
+        {"context", &GpuArgs::context},
+        {"correlation", &GpuArgs::correlation},
+        {"cbid", &GpuArgs::cbid},
+        {"returnValue", &GpuArgs::returnValue},
+        {"registers per thread", &GpuArgs::registers},
+        {"shared memory", &GpuArgs::sharedMemory},
+        {"static shared memory", &GpuArgs::staticShared},
+        {"dynamic shared memory", &GpuArgs::dynamicShared},
+        {"local memory per thread", &GpuArgs::localPerThread},
+        {"local memory total", &GpuArgs::localTotal},
+        {"grid id", &GpuArgs::gridId},
+        {"launch type", &GpuArgs::launchType},
+        {"cache config", &GpuArgs::cacheConfig},
+        {"graph id", &GpuArgs::graphId},
+        {"graph node id", &GpuArgs::graphNodeId},
+        {"bytes", &GpuArgs::bytes},
+        {"value", &GpuArgs::value},
+        {"copy kind", &GpuArgs::copyKind},
+        {"src kind", &GpuArgs::srcKind},
+        {"dst kind", &GpuArgs::dstKind},
+        {"src device", &GpuArgs::srcDevice},
+        {"dst device", &GpuArgs::dstDevice},
+        {"mem kind", &GpuArgs::memKind},
+        {"event id", &GpuArgs::eventId},
+        {"event sync id", &GpuArgs::eventSyncId},
+        {"rlscope operation id", &GpuArgs::operationId},
+        {"eventType", &GpuArgs::nvtxEventType},
+        {"rangeId", &GpuArgs::rangeId},
+        {"category", &GpuArgs::nvtxCategory},
+        {"domainId", &GpuArgs::domainId},
+        {"endGlobalTid", &GpuArgs::endGlobalTid},
+    };
+    for (auto field : obj) {
       std::string_view key = need(field.unescaped_key(), where.field("args"));
       Where at = where.arg(key);
       od::value v = need(field.value(), at);
-      auto num = [&]() { return integerOf(v, at); };
-      auto triple = [&](std::int64_t(&out)[3]) {
+      if (auto it = kIntegers.find(key); it != kIntegers.end()) {
+        a.*(it->second) = integerOf(v, at);
+      } else if (key == "grid" || key == "block") {
+        auto& out = key == "grid" ? a.grid : a.block;
         std::size_t i = 0;
         for (auto item : need(v.get_array(), at)) {
           od::value iv = need(std::move(item), at);
           if (i < 3) out[i] = integerOf(iv, at);
           ++i;
         }
-      };
-      if (key == "device") {
-        a.device = num();
-      } else if (key == "stream") {
-        a.stream = num();
-      } else if (key == "context") {
-        a.context = num();
-      } else if (key == "correlation") {
-        a.correlation = num();
-      } else if (key == "cbid") {
-        a.cbid = num();
-      } else if (key == "returnValue") {
-        a.returnValue = num();
-      } else if (key == "registers per thread") {
-        a.registers = num();
-      } else if (key == "shared memory") {
-        a.sharedMemory = num();
-      } else if (key == "static shared memory") {
-        a.staticShared = num();
-      } else if (key == "dynamic shared memory") {
-        a.dynamicShared = num();
-      } else if (key == "local memory per thread") {
-        a.localPerThread = num();
-      } else if (key == "local memory total") {
-        a.localTotal = num();
-      } else if (key == "grid id") {
-        a.gridId = num();
-      } else if (key == "launch type") {
-        a.launchType = num();
-      } else if (key == "cache config") {
-        a.cacheConfig = num();
-      } else if (key == "graph id") {
-        a.graphId = num();
-      } else if (key == "graph node id") {
-        a.graphNodeId = num();
-      } else if (key == "grid") {
-        triple(a.grid);
-      } else if (key == "block") {
-        triple(a.block);
-      } else if (key == "bytes") {
-        a.bytes = num();
-      } else if (key == "value") {
-        a.value = num();
-      } else if (key == "copy kind") {
-        a.copyKind = num();
-      } else if (key == "src kind") {
-        a.srcKind = num();
-      } else if (key == "dst kind") {
-        a.dstKind = num();
-      } else if (key == "src device") {
-        a.srcDevice = num();
-      } else if (key == "dst device") {
-        a.dstDevice = num();
-      } else if (key == "mem kind") {
-        a.memKind = num();
-      } else if (key == "event id") {
-        a.eventId = num();
-      } else if (key == "event sync id") {
-        a.eventSyncId = num();
-      } else if (key == "rlscope operation id") {
-        a.operationId = num();
       } else if (key == "cuda_sync_kind") {
         a.syncKind = std::string(need(v.get_string(), at));
       } else if (key == "short name") {
         a.shortName = std::string(need(v.get_string(), at));
       } else if (key == "mangled name") {
         a.mangledName = std::string(need(v.get_string(), at));
-      } else if (key == "eventType") {
-        a.nvtxEventType = num();
-      } else if (key == "rangeId") {
-        a.rangeId = num();
-      } else if (key == "category") {
-        a.nvtxCategory = num();
-      } else if (key == "domainId") {
-        a.domainId = num();
-      } else if (key == "endGlobalTid") {
-        a.endGlobalTid = num();
       } else if (key == "color") {
-        a.color = num();
+        a.color = integerOf(v, at);
       } else if (key == "registered") {
         a.registered = need(v.get_bool(), at);
       }
     }
-    return a;
   }
 
   void addGpuRecord(Kind kind, const RawEvent& e, TimeNs start, TimeNs end, const Where& where) {
-    GpuArgs a = gpuArgs(e.args, where);
+    const GpuArgs& a = typedArgs(e, where);
     std::int64_t device = a.device >= 0 ? a.device : (e.pid.isInt ? e.pid.value : 0);
     std::int64_t stream = a.stream >= 0 ? a.stream : (e.tid.isInt ? e.tid.value : 0);
     if (e.pid.isInt) gpuEventPids_.insert(e.pid.value);
@@ -704,7 +710,7 @@ class KinetoImporter {
   }
 
   void addNvtx(const RawEvent& e, TimeNs start, TimeNs end, const Where& where) {
-    GpuArgs a = gpuArgs(e.args, where);
+    const GpuArgs& a = typedArgs(e, where);
     trace::NvtxRecord r;
     r.start = start;
     if (e.ph == "X") r.end = end;
@@ -1083,6 +1089,7 @@ class KinetoImporter {
   ImportStats& stats_;
   od::parser parser_;
   od::parser argsParser_;
+  GpuArgs scratchArgs_;
   RawEvent event_;
   trace::CpuIntervalRecord cpuInterval_;
   OperationNesting operations_;
