@@ -104,14 +104,14 @@ ImportStats importFile(const std::filesystem::path& input, const std::filesystem
       throw TraceError(input.string() + ": is already an rlscope trace; nothing to import");
     case InputFormat::kKinetoJson: {
       auto in = readInput(input, options.maxInputBytes);
-      detectFromText(input, in.text);
-      stats.inputBytes = in.text.size();
-      phaseDone("loaded " + std::to_string(in.text.size() >> 20) + " MiB" +
-                (in.wasGzip ? " (gunzipped)" : ""));
+      detectFromText(input, in.text());
+      stats.inputBytes = in.text().size();
+      phaseDone("loaded " + std::to_string(in.text().size() >> 20) + " MiB" +
+                (in.wasGzip() ? " (gunzipped)" : ""));
       trace::TraceWriter writer(output);
       writer.setMeta(trace::meta::kSourceFile, input.filename().string());
       try {
-        importKineto(in.text, writer, options, stats);
+        importKineto(in.text(), writer, options, stats);
       } catch (const TraceError& e) {
         throw TraceError(input.string() + ": " + e.what());
       }

@@ -1,9 +1,13 @@
 #include "input_file.h"
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include <array>
 #include <fstream>
+#include <utility>
 
 #include "rlscope/trace/error.h"
 
@@ -77,6 +81,39 @@ bool isGzipFile(const std::filesystem::path& path) {
   return in.gcount() == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
 }
 
+InputText::~InputText() {
+  if (map_) ::munmap(map_, mapLength_);
+}
+
+InputText::InputText(InputText&& other) noexcept
+    : owned_(std::move(other.owned_)),
+      map_(std::exchange(other.map_, nullptr)),
+      mapLength_(other.mapLength_),
+      size_(other.size_),
+      wasGzip_(other.wasGzip_),
+      fileBytes_(other.fileBytes_) {}
+
+namespace {
+
+// Maps `size` bytes of the file followed by at least kJsonPadding readable (zero) bytes: an
+// anonymous region is reserved first and the file is mapped over its start, so the padding
+// never lies beyond the file's last page (which would fault).
+char* mapWithPadding(const std::filesystem::path& path, int fd, std::size_t size,
+                     std::size_t& mapLength) {
+  const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  mapLength = (size + kJsonPadding + page - 1) / page * page;
+  void* region = ::mmap(nullptr, mapLength, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (region == MAP_FAILED) throw TraceError(path.string() + ": cannot map the file into memory");
+  if (size > 0 && ::mmap(region, size, PROT_READ, MAP_PRIVATE | MAP_FIXED | MAP_POPULATE, fd, 0) ==
+                      MAP_FAILED) {
+    ::munmap(region, mapLength);
+    throw TraceError(path.string() + ": cannot map the file into memory");
+  }
+  return static_cast<char*>(region);
+}
+
+}  // namespace
+
 InputText readInput(const std::filesystem::path& path, std::uint64_t maxBytes) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) throw TraceError(path.string() + ": no such file");
@@ -84,27 +121,31 @@ InputText readInput(const std::filesystem::path& path, std::uint64_t maxBytes) {
     throw TraceError(path.string() + ": is a directory, not a trace file");
   }
   InputText result;
-  result.fileBytes = std::filesystem::file_size(path, ec);
+  result.fileBytes_ = std::filesystem::file_size(path, ec);
   if (ec) throw TraceError(path.string() + ": cannot read: " + ec.message());
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw TraceError(path.string() + ": cannot open for reading");
   if (isGzipFile(path)) {
-    result.wasGzip = true;
-    result.text = gunzip(path, in, maxBytes);
-  } else {
-    if (result.fileBytes > maxBytes) {
-      throw TraceError(path.string() + ": input of " + sizeText(result.fileBytes) +
-                       " exceeds the limit of " + sizeText(maxBytes) +
-                       " (raise it with --max-input-gib)");
-    }
-    result.text.reserve(result.fileBytes + kJsonPadding);
-    result.text.resize(result.fileBytes);
-    in.read(result.text.data(), static_cast<std::streamsize>(result.fileBytes));
-    if (static_cast<std::uint64_t>(in.gcount()) != result.fileBytes) {
-      throw TraceError(path.string() + ": read error");
-    }
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw TraceError(path.string() + ": cannot open for reading");
+    result.wasGzip_ = true;
+    result.owned_ = gunzip(path, in, maxBytes);
+    growFor(result.owned_, result.owned_.size());
+    return result;
   }
-  growFor(result.text, result.text.size());
+  if (result.fileBytes_ > maxBytes) {
+    throw TraceError(path.string() + ": input of " + sizeText(result.fileBytes_) +
+                     " exceeds the limit of " + sizeText(maxBytes) +
+                     " (raise it with --max-input-gib)");
+  }
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw TraceError(path.string() + ": cannot open for reading");
+  result.size_ = static_cast<std::size_t>(result.fileBytes_);
+  try {
+    result.map_ = mapWithPadding(path, fd, result.size_, result.mapLength_);
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
+  ::close(fd);
   return result;
 }
 

@@ -5,17 +5,37 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <string_view>
 
 namespace rlscope::import {
 
-// Bytes of a file, decompressed when gzip. `text.capacity() >= text.size() + kJsonPadding`.
-struct InputText {
-  std::string text;
-  bool wasGzip = false;
-  std::uint64_t fileBytes = 0;
-};
-
 inline constexpr std::size_t kJsonPadding = 64;  // >= SIMDJSON_PADDING
+
+// The bytes of an input file, decompressed when gzip. At least kJsonPadding readable bytes follow
+// the text. A plain file is memory-mapped (no copy; the pages come from the page cache); a gzip
+// file is inflated into memory.
+class InputText {
+ public:
+  InputText() = default;
+  ~InputText();
+  InputText(InputText&& other) noexcept;
+  InputText& operator=(InputText&&) = delete;
+  InputText(const InputText&) = delete;
+  InputText& operator=(const InputText&) = delete;
+
+  std::string_view text() const { return map_ ? std::string_view(map_, size_) : owned_; }
+  bool wasGzip() const { return wasGzip_; }
+  std::uint64_t fileBytes() const { return fileBytes_; }
+
+ private:
+  friend InputText readInput(const std::filesystem::path& path, std::uint64_t maxBytes);
+  std::string owned_;  // gzip: inflated text, capacity >= size + kJsonPadding
+  char* map_ = nullptr;
+  std::size_t mapLength_ = 0;
+  std::size_t size_ = 0;
+  bool wasGzip_ = false;
+  std::uint64_t fileBytes_ = 0;
+};
 
 // Throws TraceError: missing/unreadable file, a corrupt or truncated gzip stream, or more than
 // maxBytes after decompression.

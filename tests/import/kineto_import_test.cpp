@@ -1,4 +1,7 @@
 // Kineto JSON import: the project's own generated traces (what the real ones do not cover).
+// nlohmann::json writes keys in alphabetical order, so "args" comes before "cat" here: these
+// tests take the importer's second-pass args path, the real traces (Kineto order) the first-pass
+// one.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
