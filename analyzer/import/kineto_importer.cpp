@@ -262,23 +262,36 @@ enum class Kind {
 };
 
 Kind classify(std::string_view ph, std::string_view cat, std::optional<Category>& category) {
+  struct Mapping {
+    Kind kind;
+    std::optional<Category> category;
+  };
+  // Complete ("X") events by category: one hash lookup per event.
+  static const std::unordered_map<std::string_view, Mapping> kComplete = {
+      {"cpu_op", {Kind::kCpuInterval, Category::kBackend}},
+      {"python_function", {Kind::kCpuInterval, Category::kPython}},
+      {"rlscope.simulator", {Kind::kCpuInterval, Category::kSimulator}},
+      {"rlscope.native", {Kind::kCpuInterval, Category::kNative}},
+      {"rlscope.cuda_api", {Kind::kCpuInterval, Category::kCudaApi}},
+      {"user_annotation", {Kind::kOperation, std::nullopt}},
+      {"rlscope.phase", {Kind::kPhase, std::nullopt}},
+      {"rlscope.nvtx", {Kind::kNvtx, std::nullopt}},
+      {"cuda_runtime", {Kind::kRuntime, std::nullopt}},
+      {"cuda_driver", {Kind::kDriver, std::nullopt}},
+      {"kernel", {Kind::kKernel, std::nullopt}},
+      {"gpu_memcpy", {Kind::kMemcpy, std::nullopt}},
+      {"gpu_memset", {Kind::kMemset, std::nullopt}},
+      {"cuda_sync", {Kind::kSync, std::nullopt}},
+  };
+  if (ph == "X") {
+    auto it = kComplete.find(cat);
+    if (it == kComplete.end()) return Kind::kPlain;
+    category = it->second.category;
+    return it->second.kind;
+  }
   if (ph == "M") return Kind::kMetadata;
   if (cat == "ac2g" && (ph == "s" || ph == "f" || ph == "t")) return Kind::kAc2gFlow;
-  if (cat == "rlscope.nvtx" && (ph == "X" || ph == "i")) return Kind::kNvtx;
-  if (ph != "X") return Kind::kPlain;
-  if (cat == "cpu_op") return category = Category::kBackend, Kind::kCpuInterval;
-  if (cat == "python_function") return category = Category::kPython, Kind::kCpuInterval;
-  if (cat == "rlscope.simulator") return category = Category::kSimulator, Kind::kCpuInterval;
-  if (cat == "rlscope.native") return category = Category::kNative, Kind::kCpuInterval;
-  if (cat == "rlscope.cuda_api") return category = Category::kCudaApi, Kind::kCpuInterval;
-  if (cat == "user_annotation") return Kind::kOperation;
-  if (cat == "rlscope.phase") return Kind::kPhase;
-  if (cat == "cuda_runtime") return Kind::kRuntime;
-  if (cat == "cuda_driver") return Kind::kDriver;
-  if (cat == "kernel") return Kind::kKernel;
-  if (cat == "gpu_memcpy") return Kind::kMemcpy;
-  if (cat == "gpu_memset") return Kind::kMemset;
-  if (cat == "cuda_sync") return Kind::kSync;
+  if (cat == "rlscope.nvtx" && ph == "i") return Kind::kNvtx;
   return Kind::kPlain;
 }
 
