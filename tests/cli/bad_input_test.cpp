@@ -129,43 +129,38 @@ TEST(BadInput, WrongSchemaVersion) {
                      "schema version 99");
 }
 
-TEST(BadInput, TruncatedTrace) {
-  TempDir dir;
-  auto good = dir / "good.sqlite";
+// The bytes of a valid trace of 20 000 CPU intervals (several SQLite pages of each table).
+std::string validTraceBytes(const TempDir& dir) {
+  auto path = dir / "valid.sqlite";
   {
-    trace::TraceWriter w(good);
+    trace::TraceWriter w(path);
+    auto name = w.intern("op");
     for (int i = 0; i < 20000; ++i) {
       w.addCpuInterval({.start = i,
                         .end = i + 1,
                         .globalTid = 1,
                         .category = trace::Category::kBackend,
-                        .nameId = w.intern("op")});
+                        .nameId = name});
     }
     w.commit();
   }
-  auto bytes = testing::readFile(good);
-  std::filesystem::remove(good);
+  auto bytes = testing::readFile(path);
+  std::filesystem::remove(path);
+  return bytes;
+}
+
+TEST(BadInput, TruncatedTrace) {
+  TempDir dir;
+  auto bytes = validTraceBytes(dir);
   auto cut = dir.write("cut.sqlite", bytes.substr(0, bytes.size() / 3));
   expectCleanFailure(dir, cut, {"info", cut.string()}, "cut.sqlite");
 }
 
 TEST(BadInput, CorruptTrace) {
   TempDir dir;
-  auto path = dir / "corrupt.sqlite";
-  {
-    trace::TraceWriter w(path);
-    for (int i = 0; i < 20000; ++i) {
-      w.addCpuInterval({.start = i,
-                        .end = i + 1,
-                        .globalTid = 1,
-                        .category = trace::Category::kBackend,
-                        .nameId = w.intern("op")});
-    }
-    w.commit();
-  }
-  auto bytes = testing::readFile(path);
+  auto bytes = validTraceBytes(dir);
   for (std::size_t i = 4096; i < bytes.size(); i += 7) bytes[i] = static_cast<char>(0xA5);
-  dir.write("corrupt.sqlite", bytes);
+  auto path = dir.write("corrupt.sqlite", bytes);
   expectCleanFailure(dir, path, {"info", path.string()}, "corrupt.sqlite");
 }
 
