@@ -29,6 +29,16 @@ std::string_view formatName(InputFormat f) {
 
 namespace {
 
+// Reading the source (parsing JSON, or querying an nsys export) is slower than SQLite's inserts,
+// so the writer thread has time to keep the indexes up to date during the load instead of
+// building them at the end.
+trace::WriterOptions writerOptions(const ImportOptions& options) {
+  trace::WriterOptions w;
+  w.indexing = options.indexDuringLoad ? trace::WriterOptions::Indexing::kDuringLoad
+                                       : trace::WriterOptions::Indexing::kAtCommit;
+  return w;
+}
+
 // First non-blank byte of a text, skipping a UTF-8 byte-order mark.
 char firstSignificantByte(std::string_view text) {
   if (text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);
@@ -108,7 +118,7 @@ ImportStats importFile(const std::filesystem::path& input, const std::filesystem
       stats.inputBytes = in.text().size();
       phaseDone("loaded " + std::to_string(in.text().size() >> 20) + " MiB" +
                 (in.wasGzip() ? " (gunzipped)" : ""));
-      trace::TraceWriter writer(output);
+      trace::TraceWriter writer(output, writerOptions(options));
       writer.setMeta(trace::meta::kSourceFile, input.filename().string());
       try {
         importKineto(in.text(), writer, options, stats);
@@ -120,7 +130,7 @@ ImportStats importFile(const std::filesystem::path& input, const std::filesystem
     }
     case InputFormat::kNsysSqlite: {
       stats.inputBytes = std::filesystem::file_size(input, ec);
-      trace::TraceWriter writer(output);
+      trace::TraceWriter writer(output, writerOptions(options));
       writer.setMeta(trace::meta::kSourceFile, input.filename().string());
       importNsys(input, writer, options, stats);
       commit(writer);

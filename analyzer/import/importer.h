@@ -22,6 +22,9 @@ struct ImportOptions {
   // Inputs (after decompression) larger than this are refused: a stranger's file must not be
   // able to exhaust memory. 16 GiB by default.
   std::uint64_t maxInputBytes = std::uint64_t{16} << 30;
+  // Keep the trace's indexes up to date while loading (the writer thread has time to spare
+  // while the source is read) rather than building them at the end.
+  bool indexDuringLoad = true;
   // Called with short human-readable progress lines on long imports; may be empty.
   std::function<void(std::string_view)> progress;
 };

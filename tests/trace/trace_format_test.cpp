@@ -105,6 +105,36 @@ TEST(Writer, FailureOnTheWriterThreadReachesTheCaller) {
   EXPECT_TRUE(std::filesystem::is_empty(dir.path())) << "temporary files were left behind";
 }
 
+// Both indexing modes give the same trace: the same indexes, the same rows.
+TEST(Writer, IndexingDuringLoadMatchesIndexingAtCommit) {
+  TempDir dir;
+  auto write = [&](WriterOptions::Indexing indexing, const char* name) {
+    WriterOptions options;
+    options.indexing = indexing;
+    options.rowsPerTransaction = 500;
+    TraceWriter w(dir / name, options);
+    for (int i = 0; i < 2000; ++i) {
+      w.addCpuInterval({.start = 2000 - i, .end = 2001 - i, .globalTid = i % 3});
+      w.addKernel({.start = i, .end = i + 1, .deviceId = i % 2, .streamId = 7});
+    }
+    w.commit();
+    TraceReader r(dir / name);
+    std::vector<std::string> indexes;
+    auto st = r.db().prepare(
+        "SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE 'idx_%' ORDER BY name");
+    while (st.step()) indexes.emplace_back(st.columnText(0));
+    std::vector<TimeNs> starts;
+    r.forEachCpuInterval({.globalTid = 1, .windowStart = 100, .windowEnd = 110},
+                         [&](const CpuIntervalRecord& c) { starts.push_back(c.start); });
+    return std::pair{indexes, starts};
+  };
+  auto atCommit = write(WriterOptions::Indexing::kAtCommit, "a.sqlite");
+  auto duringLoad = write(WriterOptions::Indexing::kDuringLoad, "b.sqlite");
+  EXPECT_FALSE(atCommit.first.empty());
+  EXPECT_EQ(atCommit, duringLoad);
+  EXPECT_EQ(atCommit.second, (std::vector<TimeNs>{100, 103, 106, 109}));
+}
+
 TEST(Writer, InternsEachStringOnce) {
   TempDir dir;
   auto path = dir / "t.sqlite";

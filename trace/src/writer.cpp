@@ -50,6 +50,7 @@ bool prepareDatabase(Database& db, const WriterOptions& options) {
   db.exec("PRAGMA temp_store=FILE");
   db.exec("PRAGMA cache_size=-" + std::to_string(options.cacheKiB));
   createSchema(db);
+  if (options.indexing == WriterOptions::Indexing::kDuringLoad) createIndexes(db);
   db.exec("BEGIN");
   return true;
 }
@@ -481,7 +482,7 @@ void TraceWriter::commit() {
   impl.worker.post([&impl] { impl.db.exec("COMMIT"); });
   impl.worker.drain();
   impl.worker.stop();  // the database is this thread's again
-  createIndexes(impl.db);
+  if (impl.options.indexing == WriterOptions::Indexing::kAtCommit) createIndexes(impl.db);
   // Statistics for the query planner from a sample: a full ANALYZE would scan every index.
   impl.db.exec("PRAGMA analysis_limit=1000");
   impl.db.exec("ANALYZE");

@@ -21,6 +21,13 @@ struct WriterOptions {
   // commit() checkpoints it back into one self-contained file.
   enum class Journal { kOff, kWal };
   Journal journal = Journal::kOff;
+  // kAtCommit (default): indexes are built once by commit(), after the bulk load: the fastest
+  // total when the caller produces rows faster than SQLite takes them. kDuringLoad: the writer
+  // thread keeps them up to date while it inserts, which costs it more per row but leaves
+  // commit() almost nothing to do: the better choice when the caller (an importer parsing
+  // JSON) is the bottleneck and the writer thread has time to spare.
+  enum class Indexing { kAtCommit, kDuringLoad };
+  Indexing indexing = Indexing::kAtCommit;
   // Rows per transaction. Bounds the memory SQLite holds for uncommitted pages.
   std::size_t rowsPerTransaction = 200'000;
   // SQLite page cache in KiB; the writer's memory stays within this plus the intern table.
