@@ -3,7 +3,6 @@
 #include <simdjson.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <map>
 #include <set>
 #include <string>
@@ -67,7 +66,9 @@ struct RawEvent {
   std::string_view durToken;
   std::string_view args;  // raw JSON object text, empty when absent
   std::string_view id;    // flow id token (also kept in extras)
-  std::string extras;     // other top-level members as raw JSON `"key":value,...`
+  // Other top-level members (key, raw JSON value): turned into JSON text only if the event is
+  // kept as a plain event; most are ac2g flow members, which are not.
+  std::vector<std::pair<std::string_view, std::string_view>> extras;
   // Args read into columns during the first pass, when the category came before them.
   bool hasTypedArgs = false;
   GpuArgs typedArgs;
@@ -141,28 +142,23 @@ T need(simdjson::simdjson_result<T>&& r, const Where& where) {
   return value;
 }
 
-// Appends `s` with the escapes a JSON string needs (the quotes are the caller's).
-void appendJsonEscaped(std::string& out, std::string_view s) {
-  for (char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", static_cast<unsigned char>(c));
-      out += buf;
-    } else {
-      out += c;
-    }
-  }
-}
-
 std::string_view trimmed(std::string_view s) {
   while (!s.empty() &&
          (s.back() == ' ' || s.back() == '\n' || s.back() == '\r' || s.back() == '\t')) {
     s.remove_suffix(1);
   }
   return s;
+}
+
+// A member's key as written in the input, escapes not decoded, read straight from the input
+// rather than unescaped into the parser's buffer: the per-field hot path of the importer. The
+// keys it looks for contain no escapes, so comparing the raw text is exact for them; a key
+// spelled with escapes is treated as an unknown one and kept as written.
+std::string_view rawKey(od::raw_json_string key) {
+  const char* begin = key.raw();
+  const char* p = begin;
+  while (*p != '"') p += (*p == '\\') ? 2 : 1;  // the parser has validated the string
+  return {begin, static_cast<std::size_t>(p - begin)};
 }
 
 // Raw JSON text of any value (object, array or scalar), consuming it.
@@ -400,7 +396,7 @@ class KinetoImporter {
 
   void readEvent(od::object obj, RawEvent& e, const Where& where) {
     for (auto field : obj) {
-      std::string_view key = need(field.unescaped_key(), where);
+      std::string_view key = rawKey(need(field.key(), where));
       od::value v = need(field.value(), where);
       if (key == "ph") {
         e.ph = need(v.get_string(), where.field("ph"));
@@ -440,12 +436,9 @@ class KinetoImporter {
           e.args = trimmed(need(need(v.get_object(), where).raw_json(), where.field("args")));
         }
       } else {
-        if (key == "id") e.id = trimmed(v.raw_json_token());
-        if (!e.extras.empty()) e.extras += ',';
-        e.extras += '"';
-        appendJsonEscaped(e.extras, key);
-        e.extras += "\":";
-        e.extras += rawValue(v, where.field(key));
+        std::string_view raw = rawValue(v, where.field(key));
+        if (key == "id") e.id = raw;
+        e.extras.emplace_back(key, raw);
       }
     }
   }
@@ -618,7 +611,7 @@ class KinetoImporter {
         {"endGlobalTid", &GpuArgs::endGlobalTid},
     };
     for (auto field : obj) {
-      std::string_view key = need(field.unescaped_key(), where.field("args"));
+      std::string_view key = rawKey(need(field.key(), where.field("args")));
       Where at = where.arg(key);
       od::value v = need(field.value(), at);
       if (auto it = kIntegers.find(key); it != kIntegers.end()) {
@@ -772,7 +765,15 @@ class KinetoImporter {
       r.args.assign(argsOrEmpty(e.args));
     } else {
       std::string_view body = argsOrEmpty(e.args);
-      r.args = "{\"__event\":{" + e.extras + "}";
+      r.args = "{\"__event\":{";
+      for (std::size_t i = 0; i < e.extras.size(); ++i) {
+        if (i) r.args += ',';
+        r.args += '"';
+        r.args += e.extras[i].first;  // as written, escapes included
+        r.args += "\":";
+        r.args += e.extras[i].second;
+      }
+      r.args += '}';
       if (!body.empty()) {
         r.args += ',';
         r.args.append(body.substr(1));  // drop the leading '{'

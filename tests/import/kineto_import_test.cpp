@@ -297,6 +297,18 @@ TEST(KinetoImport, BareEventArrayAndTextPidsArePlainEvents) {
   EXPECT_EQ(instant["__event"]["s"], "g");
 }
 
+// Unknown top-level members travel as written, escaped keys included, and stay valid JSON.
+TEST(KinetoImport, UnknownMembersKeepTheirEscapes) {
+  auto t = importJson(R"({"traceEvents": [{"ph": "i", "name": "m", "pid": 1, "tid": 1, "ts": 1,)"
+                      R"( "we\"ird": [1, {"a": "\u00e9"}], "p\u0069d2": 7}]})");
+  std::vector<trace::PlainEventRecord> plain;
+  t->reader->forEachPlainEvent([&](const trace::PlainEventRecord& p) { plain.push_back(p); });
+  ASSERT_EQ(plain.size(), 1u);
+  auto args = json::parse(plain[0].args);
+  EXPECT_EQ(args["__event"]["we\"ird"][1]["a"], "\u00e9");
+  EXPECT_EQ(args["__event"]["pid2"], 7);
+}
+
 TEST(KinetoImport, NvtxEventsDefaultToRangesAndMarks) {
   json events = json::array({
       event("X", "rlscope.nvtx", "range", 1, 1, 10, 5),
