@@ -554,7 +554,16 @@ class KinetoImporter {
   static std::string_view argsOrEmpty(std::string_view args) {
     if (args.size() >= 2) {
       auto inner = args.substr(1, args.size() - 2);
-      if (inner.find_first_not_of(" \t\r\n") == std::string_view::npos) return {};
+      // A plain loop that stops at the first non-blank byte: find_first_not_of with a set
+      // searches the set once per byte.
+      bool blank = true;
+      for (char c : inner) {
+        if (c != ' ' && c != '\t' && c != '\r' && c != '\n') {
+          blank = false;
+          break;
+        }
+      }
+      if (blank) return {};
     }
     return args;
   }

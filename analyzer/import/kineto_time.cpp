@@ -28,7 +28,9 @@ std::optional<std::int64_t> microsecondsToNs(std::string_view token) {
     token.remove_suffix(1);
   }
   if (token.empty()) return std::nullopt;
-  if (token.find_first_of("eE") != std::string_view::npos) return viaDouble(token);
+  for (char c : token) {
+    if (c == 'e' || c == 'E') return viaDouble(token);
+  }
   std::size_t i = 0;
   bool negative = false;
   if (token[0] == '-') {
