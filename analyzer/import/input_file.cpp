@@ -1,12 +1,15 @@
 #include "input_file.h"
 
 #include <fcntl.h>
+#include <libdeflate.h>
 #include <sys/mman.h>
 #include <unistd.h>
 #include <zlib.h>
 
 #include <array>
 #include <fstream>
+#include <memory>
+#include <optional>
 #include <utility>
 
 #include "rlscope/trace/error.h"
@@ -25,6 +28,35 @@ void growFor(std::string& s, std::size_t wanted) {
   if (s.capacity() < wanted + kJsonPadding) {
     s.reserve(std::max<std::size_t>(wanted + kJsonPadding, s.capacity() * 2));
   }
+}
+
+// Fast path for the usual case, one gzip member of at most 4 GiB: libdeflate inflates a whole
+// buffer two to three times faster than zlib's streaming inflate. It needs the output size up
+// front, which the gzip trailer holds (ISIZE, modulo 2^32). Anything else (several members, a
+// damaged or truncated file, a size over the limit) returns nullopt and goes to zlib, which
+// also words the errors.
+std::optional<std::string> gunzipWhole(std::ifstream& in, std::uint64_t fileBytes,
+                                       std::uint64_t maxBytes) {
+  if (fileBytes < 18 || fileBytes > maxBytes) return std::nullopt;
+  std::string compressed(fileBytes, '\0');
+  if (!in.read(compressed.data(), static_cast<std::streamsize>(fileBytes))) return std::nullopt;
+  const auto* tail = reinterpret_cast<const unsigned char*>(compressed.data() + fileBytes - 4);
+  std::uint64_t isize = std::uint64_t{tail[0]} | std::uint64_t{tail[1]} << 8 |
+                        std::uint64_t{tail[2]} << 16 | std::uint64_t{tail[3]} << 24;
+  if (isize == 0 || isize > maxBytes) return std::nullopt;
+  std::unique_ptr<libdeflate_decompressor, void (*)(libdeflate_decompressor*)> d(
+      libdeflate_alloc_decompressor(), libdeflate_free_decompressor);
+  if (!d) return std::nullopt;
+  std::string out;
+  out.reserve(isize + kJsonPadding);
+  out.resize(isize);
+  std::size_t inUsed = 0, outUsed = 0;
+  auto rc = libdeflate_gzip_decompress_ex(d.get(), compressed.data(), compressed.size(), out.data(),
+                                          out.size(), &inUsed, &outUsed);
+  if (rc != LIBDEFLATE_SUCCESS || inUsed != compressed.size() || outUsed != isize) {
+    return std::nullopt;
+  }
+  return out;
 }
 
 std::string gunzip(const std::filesystem::path& path, std::ifstream& in, std::uint64_t maxBytes) {
@@ -127,7 +159,13 @@ InputText readInput(const std::filesystem::path& path, std::uint64_t maxBytes) {
     std::ifstream in(path, std::ios::binary);
     if (!in) throw TraceError(path.string() + ": cannot open for reading");
     result.wasGzip_ = true;
-    result.owned_ = gunzip(path, in, maxBytes);
+    if (auto fast = gunzipWhole(in, result.fileBytes_, maxBytes)) {
+      result.owned_ = std::move(*fast);
+    } else {
+      in.clear();
+      in.seekg(0);
+      result.owned_ = gunzip(path, in, maxBytes);
+    }
     growFor(result.owned_, result.owned_.size());
     return result;
   }

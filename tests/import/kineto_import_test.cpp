@@ -171,6 +171,25 @@ TEST(KinetoImport, MapsCategoriesToTables) {
   EXPECT_EQ(threads[0].name, "main");
 }
 
+// `gzip -c a b > c` makes one stream of two members: the whole-buffer fast path hands it to zlib,
+// and both paths give the same trace.
+TEST(KinetoImport, GzipWithSeveralMembers) {
+  json events = json::array();
+  for (int i = 0; i < 1000; ++i) events.push_back(event("X", "cpu_op", "op", 1, 1, i, 0.5));
+  std::string text = json{{"traceEvents", events}}.dump();
+  testing::TempDir dir;
+  auto split = text.size() / 2;
+  auto twoMembers = dir.write(
+      "two.json.gz", testing::gzip(text.substr(0, split)) + testing::gzip(text.substr(split)));
+  auto oneMember = dir.write("one.json.gz", testing::gzip(text));
+  importFile(twoMembers, dir / "two.sqlite");
+  importFile(oneMember, dir / "one.sqlite");
+  for (const char* name : {"two.sqlite", "one.sqlite"}) {
+    TraceReader r(dir / name);
+    EXPECT_EQ(r.rowCount("rlscope_cpu_intervals"), 1000) << name;
+  }
+}
+
 TEST(KinetoImport, NestsAnnotationsPerThread) {
   json events = json::array();
   // Thread 1: outer [0,100) > mid [10,60) > inner [20,30); sibling [60,90) after mid.
