@@ -796,18 +796,16 @@ class KinetoImporter {
 
   void readMetadata(const RawEvent& e) {
     if (!e.pid.isInt || e.args.empty()) return;
-    std::string name = metadataName(e.args);
+    // Only these three metadata events carry something rlscope keeps; sort indexes do not.
     if (e.name == "process_name") {
-      processNames_[e.pid.value] = name;
+      processNames_[e.pid.value] = metadataField(e.args, "name");
     } else if (e.name == "thread_name" && e.tid.isInt) {
-      threadNames_[{e.pid.value, e.tid.value}] = name;
+      threadNames_[{e.pid.value, e.tid.value}] = metadataField(e.args, "name");
     } else if (e.name == "process_labels") {
       auto labels = metadataField(e.args, "labels");
       if (labels.rfind("GPU", 0) == 0) gpuPids_.insert(e.pid.value);
     }
   }
-
-  std::string metadataName(std::string_view args) { return metadataField(args, "name"); }
 
   std::string metadataField(std::string_view args, std::string_view wanted) {
     auto doc = argsParser_.iterate(args.data(), args.size(), args.size() + kJsonPadding);

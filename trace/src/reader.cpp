@@ -27,6 +27,11 @@ TableKeys keysOf(std::string_view table) {
   return {.globalPid = true, .stream = true};  // GPU activity tables
 }
 
+// The end of an event as SQL: NVTX marks have no end and last no time.
+std::string endColumn(std::string_view table) {
+  return table == table::kNvtx ? "COALESCE(end, start)" : "end";
+}
+
 }  // namespace
 
 TraceReader::TraceReader(const std::filesystem::path& path) {
@@ -105,7 +110,7 @@ std::int64_t TraceReader::rowCount(std::string_view table) {
 std::optional<TimeSpan> TraceReader::timeSpan() {
   std::optional<TimeSpan> span;
   for (auto t : eventTables()) {
-    std::string endExpr = t == table::kNvtx ? "COALESCE(end, start)" : "end";
+    std::string endExpr = endColumn(t);
     auto st = db_->prepare("SELECT MIN(start), MAX(" + endExpr + ") FROM " + std::string(t));
     if (!st.step() || st.columnIsNull(0)) continue;
     TimeSpan s{st.columnInt(0), st.columnInt(1)};
@@ -122,7 +127,7 @@ std::optional<TimeSpan> TraceReader::timeSpan() {
 TimeNs TraceReader::maxDuration(std::string_view table) {
   auto it = maxDuration_.find(table);
   if (it != maxDuration_.end()) return it->second;
-  std::string endExpr = table == table::kNvtx ? "COALESCE(end, start)" : "end";
+  std::string endExpr = endColumn(table);
   TimeNs d =
       db_->queryInt("SELECT MAX(" + endExpr + " - start) FROM " + std::string(table)).value_or(0);
   maxDuration_.emplace(std::string(table), d);
@@ -153,7 +158,7 @@ void TraceReader::query(std::string_view table, std::string_view columns, const 
     if (f.streamId) where("streamId = ?", *f.streamId);
   }
   if (f.category && keys.category) where("category = ?", static_cast<int>(*f.category));
-  std::string endExpr = table == table::kNvtx ? "COALESCE(end, start)" : "end";
+  std::string endExpr = endColumn(table);
   if (f.windowStart) {
     // Bounding start from below lets the (track, start) index do the work.
     auto lowest = *f.windowStart - maxDuration(table);

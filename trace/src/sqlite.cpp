@@ -177,22 +177,6 @@ void Statement::bind(int index, std::string_view text) {
   check(sqlite3_bind_text64(stmt_, index, text.data(), text.size(), SQLITE_STATIC, SQLITE_UTF8));
 }
 
-void Statement::bindOptional(int index, const std::optional<std::int64_t>& value) {
-  if (value) {
-    bind(index, *value);
-  } else {
-    bindNull(index);
-  }
-}
-
-void Statement::bindTextOrNull(int index, std::string_view text) {
-  if (text.empty()) {
-    bindNull(index);
-  } else {
-    bind(index, text);
-  }
-}
-
 bool Statement::step() {
   int rc = sqlite3_step(stmt_);
   if (rc == SQLITE_ROW) return true;

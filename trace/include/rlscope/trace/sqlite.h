@@ -59,8 +59,6 @@ class Statement {
   // TEXT, not copied: `text` must stay alive until the next step() or reset().
   void bind(int index, std::string_view text);
   void bindNull(int index) { check(sqlite3_bind_null(stmt_, index)); }
-  void bindOptional(int index, const std::optional<std::int64_t>& value);
-  void bindTextOrNull(int index, std::string_view text);  // empty -> NULL
 
   // step(): true while rows come; false when done. run(): step to completion, then reset.
   bool step();
