@@ -8,6 +8,7 @@
 #include "kineto_importer.h"
 #include "nsys_importer.h"
 #include "rlscope/trace/error.h"
+#include "rlscope/trace/input_path.h"
 #include "rlscope/trace/schema.h"
 #include "rlscope/trace/sqlite.h"
 
@@ -71,11 +72,7 @@ InputFormat detectSqlite(const std::filesystem::path& input) {
 }  // namespace
 
 InputFormat detectFormat(const std::filesystem::path& input) {
-  std::error_code ec;
-  if (!std::filesystem::exists(input, ec)) throw TraceError(input.string() + ": no such file");
-  if (std::filesystem::is_directory(input, ec)) {
-    throw TraceError(input.string() + ": is a directory, not a trace file");
-  }
+  trace::requireInputFile(input);
   if (trace::looksLikeSqlite(input)) return detectSqlite(input);
   if (isGzipFile(input)) return InputFormat::kKinetoJson;  // content checked after inflating
   std::ifstream in(input, std::ios::binary);

@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "rlscope/trace/error.h"
+#include "rlscope/trace/input_path.h"
 
 namespace rlscope::import {
 
@@ -147,14 +148,8 @@ char* mapWithPadding(const std::filesystem::path& path, int fd, std::size_t size
 }  // namespace
 
 InputText readInput(const std::filesystem::path& path, std::uint64_t maxBytes) {
-  std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) throw TraceError(path.string() + ": no such file");
-  if (std::filesystem::is_directory(path, ec)) {
-    throw TraceError(path.string() + ": is a directory, not a trace file");
-  }
   InputText result;
-  result.fileBytes_ = std::filesystem::file_size(path, ec);
-  if (ec) throw TraceError(path.string() + ": cannot read: " + ec.message());
+  result.fileBytes_ = trace::requireInputFile(path);
   if (isGzipFile(path)) {
     std::ifstream in(path, std::ios::binary);
     if (!in) throw TraceError(path.string() + ": cannot open for reading");

@@ -18,6 +18,7 @@
 #include "operation_nesting.h"
 #include "rlscope/trace/error.h"
 #include "rlscope/trace/global_id.h"
+#include "rlscope/trace/input_path.h"
 #include "rlscope/trace/records.h"
 #include "rlscope/trace/schema.h"
 #include "rlscope/trace/sqlite.h"
@@ -204,12 +205,7 @@ class NsysImporter {
   [[noreturn]] void fail(const std::string& what) const { throw TraceError(name_ + ": " + what); }
 
   void checkFile() {
-    std::error_code ec;
-    auto status = std::filesystem::status(input_, ec);
-    if (ec || !std::filesystem::exists(status)) fail("no such file");
-    if (!std::filesystem::is_regular_file(status)) fail("not a regular file");
-    auto size = std::filesystem::file_size(input_, ec);
-    if (ec) fail("cannot read the file size: " + ec.message());
+    auto size = trace::requireInputFile(input_);
     if (size > options_.maxInputBytes) {
       fail("file is " + std::to_string(size) + " bytes, larger than the import limit of " +
            std::to_string(options_.maxInputBytes) + " bytes");

@@ -3,6 +3,7 @@
 #include <limits>
 
 #include "rlscope/trace/global_id.h"
+#include "rlscope/trace/input_path.h"
 #include "rlscope/trace/schema.h"
 
 namespace rlscope::trace {
@@ -35,11 +36,7 @@ std::string endColumn(std::string_view table) {
 }  // namespace
 
 TraceReader::TraceReader(const std::filesystem::path& path) {
-  std::error_code ec;
-  if (!std::filesystem::exists(path, ec)) throw TraceError(path.string() + ": no such file");
-  if (std::filesystem::is_directory(path, ec)) {
-    throw TraceError(path.string() + ": is a directory, not a trace file");
-  }
+  requireInputFile(path);
   if (!looksLikeSqlite(path)) {
     throw TraceError(path.string() +
                      ": not an rlscope trace (not an SQLite file; use `rlscope import` for "
