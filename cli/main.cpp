@@ -27,8 +27,9 @@ int main(int argc, char** argv) {
   using namespace rlscope;
   CLI::App app{
       "rlscope: a cross-stack profiler for deep RL and CUDA/Python programs.\n"
-      "Works with rlscope traces (SQLite files): import other profilers' traces, export them,\n"
-      "and summarise them. Run `rlscope SUBCOMMAND --help` for each subcommand.",
+      "Profiles programs (`rlscope prof`, the same as rlscope-prof) and works with rlscope\n"
+      "traces (SQLite files): import other profilers' traces, export them, and summarise them.\n"
+      "Run `rlscope SUBCOMMAND --help` for each subcommand.",
       "rlscope"};
   app.set_version_flag("--version", std::string("rlscope ") + trace::kRlscopeVersion);
   app.require_subcommand(1);
@@ -43,6 +44,7 @@ int main(int argc, char** argv) {
   add(cli::addImportCommand);
   add(cli::addExportCommand);
   add(cli::addInfoCommand);
+  add(cli::addProfCommand);
 
   try {
     app.parse(argc, argv);

@@ -4,7 +4,7 @@
 
 namespace rlscope::import {
 
-std::vector<trace::OperationRecord> OperationNesting::build() {
+std::vector<trace::OperationRecord> OperationNesting::build(std::vector<std::int64_t>* inputIds) {
   std::vector<trace::OperationRecord> ops = std::move(ops_);
   ops_.clear();
   std::stable_sort(ops.begin(), ops.end(), [](const auto& a, const auto& b) {
@@ -12,6 +12,10 @@ std::vector<trace::OperationRecord> OperationNesting::build() {
     if (a.start != b.start) return a.start < b.start;
     return a.end > b.end;
   });
+  if (inputIds) {
+    inputIds->clear();
+    for (const auto& op : ops) inputIds->push_back(op.id);
+  }
   std::vector<std::size_t> stack;  // indexes into ops of the open ranges on this thread
   for (std::size_t i = 0; i < ops.size(); ++i) {
     auto& op = ops[i];

@@ -16,8 +16,9 @@ class OperationNesting {
   // The operations ordered by thread and start, with id (1..N), parentId and depth set. A range
   // is the child of the innermost earlier range on its thread that contains it; ranges that
   // overlap without nesting (possible with NVTX start/end ranges) become siblings. Ties in start
-  // put the longer range outside.
-  std::vector<trace::OperationRecord> build();
+  // put the longer range outside. When inputIds is given it receives, for each returned
+  // operation, the id it had when add()ed, so callers can map their own keys to the new ids.
+  std::vector<trace::OperationRecord> build(std::vector<std::int64_t>* inputIds = nullptr);
 
  private:
   std::vector<trace::OperationRecord> ops_;

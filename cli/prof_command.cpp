@@ -1,0 +1,197 @@
+#include "prof_command.h"
+
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <iostream>
+
+#include "commands.h"
+#include "launch.h"
+#include "part_merger.h"
+#include "rlscope/part/format.h"
+
+namespace rlscope::cli {
+
+namespace fs = std::filesystem;
+
+const char* const kProfDescription =
+    "Run COMMAND under the rlscope collector and write one trace (SQLite) of everything it\n"
+    "and its child processes did: NVTX and rlscope operations, CUDA API calls, GPU kernels,\n"
+    "memcpys and memsets (when a GPU is usable), processes and threads. Exits with COMMAND's\n"
+    "exit status (128+N when it was killed by signal N).\n\n"
+    "  rlscope-prof -- ./train --steps 1000\n"
+    "  rlscope-prof -o run.sqlite -- python train.py\n";
+
+std::shared_ptr<ProfOptions> addProfOptions(CLI::App& cmd) {
+  auto o = std::make_shared<ProfOptions>();
+  cmd.add_option("-o,--output", o->output,
+                 "trace to write (default: rlscope-COMMAND-YYYYmmdd-HHMMSS.sqlite in the current "
+                 "directory); replaced only when the new trace is complete");
+  cmd.add_flag("--no-cuda-api", o->noCudaApi, "do not record CUDA runtime/driver API calls");
+  cmd.add_flag("--no-gpu-activity", o->noGpuActivity,
+               "do not record GPU kernels, memcpys, memsets and synchronization");
+  cmd.add_flag("--no-nvtx", o->noNvtx, "do not record NVTX ranges and rlscope annotations");
+  cmd.add_option("--flush-ms", o->flushMs,
+                 "how often each process writes its buffers to disk; a process that is killed "
+                 "loses at most this much")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 60000));
+  cmd.add_flag("--keep-parts", o->keepParts,
+               "keep the per-process part files next to the trace (for debugging rlscope)");
+  cmd.add_flag("-q,--quiet", o->quiet, "print only warnings and errors");
+  return o;
+}
+
+namespace {
+
+void say(const ProfOptions& o, const std::string& line) {
+  if (!o.quiet) std::cerr << "rlscope-prof: " << line << '\n';
+}
+void warnLine(const std::string& line) {
+  std::cerr << "rlscope-prof: warning: " << line << '\n';
+}
+
+std::string defaultOutput(const std::string& command) {
+  std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  localtime_r(&now, &tm);
+  char stamp[32];
+  std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
+  return "rlscope-" + fs::path(command).filename().string() + "-" + stamp + ".sqlite";
+}
+
+std::string describeExit(const launch::ExitStatus& s) {
+  if (s.signal) {
+    const char* name = sigabbrev_np(s.signal);
+    return std::string("was killed by signal ") + std::to_string(s.signal) +
+           (name ? std::string(" (SIG") + name + ")" : "");
+  }
+  return "exited with status " + std::to_string(s.code);
+}
+
+std::string plural(std::uint64_t n, const char* word) {
+  return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
+}
+
+}  // namespace
+
+int runProf(const ProfOptions& o, std::vector<std::string> command) {
+  // CLI11 leaves the `--` that separates our options from the command's.
+  if (!command.empty() && command.front() == "--") command.erase(command.begin());
+  if (command.empty()) {
+    std::cerr << "rlscope-prof: error: no COMMAND to profile (usage: rlscope-prof [OPTIONS] -- "
+                 "COMMAND [ARGS...]; see --help)\n";
+    return 2;
+  }
+  auto resolved = launch::resolveCommand(command[0]);
+  if (resolved.exitCode != 0) {
+    std::cerr << "rlscope-prof: error: " << resolved.error << '\n';
+    return resolved.exitCode;
+  }
+
+  fs::path output = o.output.empty() ? defaultOutput(command[0]) : o.output;
+  fs::path outDir = output.parent_path().empty() ? fs::path(".") : output.parent_path();
+  if (!fs::is_directory(outDir)) {
+    std::cerr << "rlscope-prof: error: output directory " << outDir.string()
+              << " does not exist\n";
+    return 2;
+  }
+
+  fs::path libDir = launch::libraryDirectory();
+  launch::InjectionConfig config;
+  config.collectorLibrary = libDir / "librlscope_collector.so";
+  if (!fs::exists(config.collectorLibrary)) {
+    std::cerr << "rlscope-prof: error: collector library not found at "
+              << config.collectorLibrary.string() << " (set RLSCOPE_LIB_DIR)\n";
+    return 2;
+  }
+  if (fs::path cupti = libDir / "librlscope_cupti.so"; fs::exists(cupti))
+    config.cudaLibrary = cupti;
+  config.features = 0;
+  if (!o.noNvtx) config.features |= part::kFeatureNvtx;
+  if (!o.noCudaApi) config.features |= part::kFeatureCudaApi;
+  if (!o.noGpuActivity) config.features |= part::kFeatureGpuActivity;
+  config.flushMs = o.flushMs;
+
+  merge::MergeOptions mergeOptions;
+  mergeOptions.features = config.features;
+  for (const auto& a : command)
+    mergeOptions.commandLine += (mergeOptions.commandLine.empty() ? "" : " ") + a;
+  if (config.features & (part::kFeatureCudaApi | part::kFeatureGpuActivity)) {
+    mergeOptions.gpuUnavailableReason =
+        config.cudaLibrary.empty() ? "rlscope was built without CUDA (RLSCOPE_WITH_CUDA=OFF)"
+                                   : launch::probeGpu();
+    if (!mergeOptions.gpuUnavailableReason.empty())
+      warnLine("GPU activity unavailable: " + mergeOptions.gpuUnavailableReason +
+               "; recording CPU activity only");
+  }
+
+  std::string partTemplate = (outDir / ".rlscope-parts-XXXXXX").string();
+  if (!::mkdtemp(partTemplate.data())) {
+    std::cerr << "rlscope-prof: error: cannot create a directory in " << outDir.string() << ": "
+              << std::strerror(errno) << '\n';
+    return 2;
+  }
+  config.partDir = fs::absolute(partTemplate);
+
+  std::vector<std::string> notes;
+  auto env = launch::injectedEnvironment(config, notes);
+  for (const auto& n : notes) warnLine(n);
+
+  launch::ExitStatus status;
+  auto started = std::chrono::steady_clock::now();
+  try {
+    status = launch::runAndWait(resolved.path, command, env);
+  } catch (const std::exception& e) {
+    fs::remove_all(config.partDir);
+    std::cerr << "rlscope-prof: error: " << e.what() << '\n';
+    return 126;
+  }
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  if (status.code != 0) say(o, command[0] + " " + describeExit(status));
+
+  mergeOptions.progress = [&](const std::string& line) { say(o, line); };
+  try {
+    auto report = merge::mergeParts(config.partDir, output, mergeOptions);
+    for (const auto& w : report.warnings) warnLine(w);
+    auto rows = [&](const char* table) {
+      auto it = report.rowsPerTable.find(table);
+      return it == report.rowsPerTable.end() ? std::uint64_t{0} : it->second;
+    };
+    char secs[32];
+    std::snprintf(secs, sizeof secs, "%.2f s", seconds);
+    say(o, "trace written to " + output.string() + " (" + secs + " run; " +
+               plural(static_cast<std::uint64_t>(report.processes), "process") +
+               ", " + plural(static_cast<std::uint64_t>(report.threads), "thread") + ", " +
+               plural(rows("rlscope_operations"), "operation") + ", " +
+               plural(rows("CUPTI_ACTIVITY_KIND_KERNEL"), "kernel") + ", " +
+               plural(rows("CUPTI_ACTIVITY_KIND_RUNTIME") + rows("CUPTI_ACTIVITY_KIND_DRIVER"),
+                      "CUDA API call") +
+               "; GPU activity " + report.gpuActivity + ")");
+  } catch (const std::exception& e) {
+    std::cerr << "rlscope-prof: error: could not write the trace: " << e.what()
+              << " (the raw parts are kept in " << config.partDir.string() << ")\n";
+    return status.code != 0 ? status.code : 1;
+  }
+  if (o.keepParts)
+    say(o, "part files kept in " + config.partDir.string());
+  else
+    fs::remove_all(config.partDir);
+  return status.code;
+}
+
+Run addProfCommand(CLI::App& app) {
+  auto* cmd = app.add_subcommand("prof", kProfDescription);
+  cmd->prefix_command();
+  auto opts = addProfOptions(*cmd);
+  return [opts, cmd]() { return runProf(*opts, cmd->remaining()); };
+}
+
+}  // namespace rlscope::cli

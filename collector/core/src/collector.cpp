@@ -1,0 +1,398 @@
+// The collector's life in a process: started by the library constructor when rlscope-prof set
+// RLSCOPE_PART_DIR, a writer thread that drains every thread's buffer into the part file every
+// RLSCOPE_FLUSH_MS (default 100 ms), and a clean end at exit, _exit, SIGINT/SIGTERM/SIGHUP and in
+// fork children (docs/architecture.md, "Collector").
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/eventfd.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "collector_state.h"
+#include "part_file.h"
+
+namespace rlscope::collector {
+
+thread_local ThreadBuffer* t_threadBuffer __attribute__((tls_model("initial-exec"))) = nullptr;
+
+std::int64_t nowNs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return std::int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
+}
+
+namespace {
+
+std::int64_t wallNs() {
+  timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return std::int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
+}
+
+std::uint32_t currentTid() {
+  return static_cast<std::uint32_t>(::syscall(SYS_gettid));
+}
+
+std::string readFile(const char* path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::string threadNameOf(std::uint32_t tid) {
+  std::string name = readFile(("/proc/self/task/" + std::to_string(tid) + "/comm").c_str());
+  while (!name.empty() && name.back() == '\n') name.pop_back();
+  return name;
+}
+
+struct Config {
+  std::string partDir;
+  std::uint32_t features = part::kFeatureNvtx | part::kFeatureCudaApi | part::kFeatureGpuActivity;
+  int flushMs = 100;
+};
+
+// RLSCOPE_FEATURES lists what is on ("nvtx,cuda-api,gpu-activity"); unset means everything.
+Config configFromEnvironment() {
+  Config c;
+  if (const char* dir = std::getenv("RLSCOPE_PART_DIR")) c.partDir = dir;
+  if (const char* f = std::getenv("RLSCOPE_FEATURES")) {
+    std::string s = f;
+    c.features = 0;
+    if (s.find("nvtx") != std::string::npos) c.features |= part::kFeatureNvtx;
+    if (s.find("cuda-api") != std::string::npos) c.features |= part::kFeatureCudaApi;
+    if (s.find("gpu-activity") != std::string::npos) c.features |= part::kFeatureGpuActivity;
+  }
+  if (const char* ms = std::getenv("RLSCOPE_FLUSH_MS")) {
+    int v = std::atoi(ms);
+    if (v > 0) c.flushMs = v;
+  }
+  return c;
+}
+
+constexpr int kHandledSignals[] = {SIGINT, SIGTERM, SIGHUP};
+
+class Collector {
+ public:
+  // Opens the part and starts the writer thread. forkedFrom != 0 in a fork child.
+  std::string start(const Config& config, std::uint32_t forkedFrom) {
+    config_ = config;
+    pid_ = static_cast<std::uint32_t>(::getpid());
+    part::FileHeader h{};
+    std::memcpy(h.magic, part::kFileMagic, sizeof h.magic);
+    h.version = part::kFormatVersion;
+    h.pid = pid_;
+    h.parentPid = static_cast<std::uint32_t>(::getppid());
+    h.startMonotonicNs = nowNs();
+    h.startWallNs = wallNs();
+    if (auto err = file_.open(config.partDir, h); !err.empty()) return err;
+    wakeFd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    std::string exe(4096, '\0');
+    ssize_t n = ::readlink("/proc/self/exe", exe.data(), exe.size());
+    exe.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
+    std::string cmdline = readFile("/proc/self/cmdline");
+    while (!cmdline.empty() && cmdline.back() == '\0') cmdline.pop_back();
+    part::ProcessInfo info{h.startMonotonicNs, pid_, h.parentPid, config.features, forkedFrom};
+    std::vector<std::byte> rec(part::encodedSize<part::ProcessInfo>({exe, cmdline}));
+    part::encodeRecord(rec.data(), part::RecordType::kProcessInfo, info, {exe, cmdline});
+    appendProcess(rec.data(), rec.size());
+    finished_.store(false);
+    stop_.store(false);
+    writer_ = new std::thread([this] { writerLoop(); });
+    return {};
+  }
+
+  std::uint32_t pid() const { return pid_; }
+  std::uint32_t features() const { return config_.features; }
+
+  ThreadBuffer* attach() {
+    std::uint32_t tid = currentTid();
+    auto* b = new ThreadBuffer(tid);
+    {
+      std::lock_guard lock(registryMutex_);
+      buffers_.push_back(b);
+    }
+    t_threadBuffer = b;
+    // Register for the thread-exit callback (a key destructor runs for every thread but main).
+    pthread_setspecific(threadKey_, b);
+    record(b, part::RecordType::kThreadStart, part::ThreadStart{nowNs(), tid, 0});
+    char name[64] = {};
+    if (pthread_getname_np(pthread_self(), name, sizeof name) == 0 && name[0])
+      record(b, part::RecordType::kThreadName, part::ThreadName{tid, 0}, {name});
+    return b;
+  }
+
+  void appendProcess(const std::byte* data, std::size_t size) {
+    std::lock_guard lock(processMutex_);
+    processPending_.insert(processPending_.end(), data, data + size);
+  }
+
+  // The last act of the process's collector: flush CUDA, drain everything, write the end record,
+  // close the part. Runs once, from exit, _exit or the writer thread at a fatal signal.
+  void finish(part::EndReason reason, int status) {
+    if (finished_.exchange(true)) return;
+    if (auto* h = cudaHooks(); h && h->flush) h->flush();
+    if (writer_ && writer_->get_id() != std::this_thread::get_id()) {
+      stop_.store(true);
+      wake();
+      writer_->join();
+    }
+    std::lock_guard lock(drainMutex_);
+    recordThreadNames();
+    drainLocked();
+    part::ProcessEnd end{nowNs(), static_cast<std::uint32_t>(reason), status, {0, 0}};
+    std::byte buf[part::encodedSize<part::ProcessEnd>()];
+    part::encodeRecord(buf, part::RecordType::kProcessEnd, end);
+    file_.writeBlock(0, buf, sizeof buf);
+    file_.close();
+  }
+
+  // Async-signal-safe: hands the signal to the writer thread.
+  void onSignal(int sig) {
+    pendingSignal_.store(sig);
+    wake();
+  }
+
+  // --- fork ---
+  void beforeFork() {
+    drainMutex_.lock();
+    registryMutex_.lock();
+    processMutex_.lock();
+  }
+  void afterForkInParent() {
+    processMutex_.unlock();
+    registryMutex_.unlock();
+    drainMutex_.unlock();
+  }
+  void afterForkInChild() {
+    processMutex_.unlock();
+    registryMutex_.unlock();
+    drainMutex_.unlock();
+    std::uint32_t parent = pid_;
+    // Everything inherited belongs to the parent, which drains it into its own part: forget it
+    // (the memory is leaked in the child on purpose; freeing could race nothing but costs time).
+    buffers_.clear();
+    processPending_.clear();
+    file_.abandon();
+    writer_ = nullptr;  // the parent's writer thread does not exist here
+    if (wakeFd_ >= 0) ::close(wakeFd_);
+    t_threadBuffer = nullptr;
+    if (auto* h = cudaHooks(); h && h->atForkChild) h->atForkChild();
+    setCudaHooks(nullptr);
+    if (finished_.load()) return;  // forked after the parent's collector ended
+    if (auto err = start(config_, parent); !err.empty()) {
+      std::fprintf(stderr, "rlscope: warning: fork child %d is not profiled: %s\n",
+                   static_cast<int>(::getpid()), err.c_str());
+      finished_.store(true);
+    }
+  }
+
+  static void threadExited(void* p) {
+    auto* b = static_cast<ThreadBuffer*>(p);
+    if (t_threadBuffer == b) t_threadBuffer = nullptr;
+    char name[64] = {};
+    if (pthread_getname_np(pthread_self(), name, sizeof name) == 0 && name[0])
+      record(b, part::RecordType::kThreadName, part::ThreadName{b->tid(), 0}, {name});
+    b->finish();
+  }
+
+  pthread_key_t threadKey_{};
+
+ private:
+  void wake() {
+    std::uint64_t one = 1;
+    if (wakeFd_ >= 0) [[maybe_unused]] auto r = ::write(wakeFd_, &one, sizeof one);
+  }
+
+  void writerLoop() {
+    // The writer thread never takes signals meant for the program.
+    sigset_t all;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, nullptr);
+    pthread_setname_np(pthread_self(), "rlscope-writer");
+    for (;;) {
+      pollfd p{wakeFd_, POLLIN, 0};
+      ::poll(&p, 1, config_.flushMs);
+      if (p.revents & POLLIN) {
+        std::uint64_t v;
+        [[maybe_unused]] auto r = ::read(wakeFd_, &v, sizeof v);
+      }
+      if (int sig = pendingSignal_.exchange(0)) {
+        finish(part::EndReason::kSignal, sig);
+        // Die of the signal as the program would have without us.
+        ::signal(sig, SIG_DFL);
+        sigset_t s;
+        sigemptyset(&s);
+        sigaddset(&s, sig);
+        pthread_sigmask(SIG_UNBLOCK, &s, nullptr);
+        ::kill(::getpid(), sig);
+        return;
+      }
+      if (stop_.load()) return;
+      std::lock_guard lock(drainMutex_);
+      drainLocked();
+    }
+  }
+
+  void drainLocked() {
+    if (auto* h = cudaHooks(); h && h->drain) h->drain();
+    std::vector<ThreadBuffer*> snapshot;
+    {
+      std::lock_guard lock(registryMutex_);
+      snapshot = buffers_;
+    }
+    std::vector<ThreadBuffer*> done;
+    for (ThreadBuffer* b : snapshot) {
+      bool empty = b->drain([&](const std::byte* d, std::size_t n) { file_.writeBlock(b->tid(), d, n); });
+      if (empty) done.push_back(b);
+    }
+    if (!done.empty()) {
+      std::lock_guard lock(registryMutex_);
+      std::erase_if(buffers_, [&](ThreadBuffer* b) {
+        return std::find(done.begin(), done.end(), b) != done.end();
+      });
+      for (ThreadBuffer* b : done) delete b;
+    }
+    std::vector<std::byte> pending;
+    {
+      std::lock_guard lock(processMutex_);
+      pending.swap(processPending_);
+    }
+    file_.writeBlock(0, pending.data(), pending.size());
+  }
+
+  // Threads named after their first record (and the main thread, which has no exit callback)
+  // get their final name at the end.
+  void recordThreadNames() {
+    std::vector<std::uint32_t> tids;
+    {
+      std::lock_guard lock(registryMutex_);
+      for (ThreadBuffer* b : buffers_) tids.push_back(b->tid());
+    }
+    for (std::uint32_t tid : tids) {
+      std::string name = threadNameOf(tid);
+      if (!name.empty())
+        appendProcessRecord(part::RecordType::kThreadName, part::ThreadName{tid, 0}, {name});
+    }
+  }
+
+  Config config_;
+  std::uint32_t pid_ = 0;
+  std::mutex drainMutex_;  // one drain at a time: writer thread, or the final one
+  std::mutex registryMutex_;
+  std::vector<ThreadBuffer*> buffers_;
+  std::mutex processMutex_;
+  std::vector<std::byte> processPending_;
+  PartFile file_;
+  std::thread* writer_ = nullptr;  // leaked at the end: joined, or gone (fork child)
+  int wakeFd_ = -1;
+  std::atomic<bool> stop_{false};
+  std::atomic<bool> finished_{true};
+  std::atomic<int> pendingSignal_{0};
+};
+
+// Leaked on purpose: exit handlers, late threads and signal handlers may use it after static
+// destructors would have run.
+Collector* g_collector = nullptr;
+std::atomic<const CudaHooks*> g_cudaHooks{nullptr};
+
+void onExit(int status, void*) {
+  if (g_collector && g_collector->pid() == static_cast<std::uint32_t>(::getpid()))
+    g_collector->finish(part::EndReason::kExit, status);
+}
+
+void onSignal(int sig) {
+  if (g_collector) g_collector->onSignal(sig);
+}
+
+// Only signals the program leaves at their default (terminate) get a handler: the program's
+// own handlers, and ignored signals, are left alone.
+void installSignalHandlers() {
+  for (int sig : kHandledSignals) {
+    struct sigaction old{};
+    if (sigaction(sig, nullptr, &old) != 0 || old.sa_handler != SIG_DFL) continue;
+    struct sigaction sa{};
+    sa.sa_handler = onSignal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    sigaction(sig, &sa, nullptr);
+  }
+}
+
+__attribute__((constructor)) void startCollector() {
+  Config config = configFromEnvironment();
+  if (config.partDir.empty()) return;  // loaded outside rlscope-prof: stay inert
+  auto* c = new Collector;
+  if (pthread_key_create(&c->threadKey_, &Collector::threadExited) != 0) return;
+  if (auto err = c->start(config, 0); !err.empty()) {
+    std::fprintf(stderr, "rlscope: warning: process %d is not profiled: %s\n",
+                 static_cast<int>(::getpid()), err.c_str());
+    return;
+  }
+  g_collector = c;
+  ::on_exit(onExit, nullptr);
+  pthread_atfork([] { g_collector->beforeFork(); }, [] { g_collector->afterForkInParent(); },
+                 [] { g_collector->afterForkInChild(); });
+  installSignalHandlers();
+}
+
+}  // namespace
+
+ThreadBuffer* attachCurrentThread() {
+  return g_collector ? g_collector->attach() : nullptr;
+}
+
+bool active() {
+  return g_collector != nullptr;
+}
+
+std::uint32_t features() {
+  return g_collector ? g_collector->features() : 0;
+}
+
+void appendProcessRecords(const std::byte* data, std::size_t size) {
+  if (g_collector) g_collector->appendProcess(data, size);
+}
+
+void warn(std::string_view text) {
+  std::fprintf(stderr, "rlscope: warning: %.*s\n", static_cast<int>(text.size()), text.data());
+  appendProcessRecord(part::RecordType::kWarning, part::Instant{nowNs()}, {text});
+}
+
+const CudaHooks* cudaHooks() {
+  return g_cudaHooks.load(std::memory_order_acquire);
+}
+
+void setCudaHooks(const CudaHooks* hooks) {
+  g_cudaHooks.store(hooks, std::memory_order_release);
+}
+
+}  // namespace rlscope::collector
+
+// Programs that leave with _exit (Python's os._exit in multiprocessing children, for one) skip
+// exit handlers; the preloaded collector sees the call and finishes its part first. Only in the
+// process that owns the collector: a vfork child (same memory, other pid) goes straight through.
+extern "C" __attribute__((visibility("default"))) [[noreturn]] void _exit(int status) {
+  using rlscope::collector::g_collector;
+  if (g_collector && g_collector->pid() == static_cast<std::uint32_t>(::getpid()))
+    g_collector->finish(rlscope::part::EndReason::kExit, status);
+  ::syscall(SYS_exit_group, status);
+  __builtin_unreachable();
+}

@@ -1,0 +1,749 @@
+#include "part_merger.h"
+
+#include <cxxabi.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+#include <stdexcept>
+#include <unordered_map>
+
+#include "operation_nesting.h"
+#include "rlscope/part/reader.h"
+#include "rlscope/trace/global_id.h"
+#include "rlscope/trace/schema.h"
+#include "rlscope/trace/writer.h"
+
+namespace rlscope::merge {
+
+namespace {
+
+using part::RecordType;
+using part::RecordView;
+
+constexpr std::string_view kAnnotationDomain = "rlscope";  // annotations/rlscope.h operations
+constexpr std::string_view kPhaseDomain = "rlscope.phase";  // annotations/rlscope.h phases
+
+std::string demangle(const std::string& mangled) {
+  int status = 0;
+  std::unique_ptr<char, decltype(&std::free)> d(
+      abi::__cxa_demangle(mangled.c_str(), nullptr, nullptr, &status), &std::free);
+  return status == 0 && d ? std::string(d.get()) : mangled;
+}
+
+// nsys's shortName: the function's own name, without scope, template arguments or parameters.
+std::string shortNameOf(const std::string& demangled) {
+  std::size_t end = demangled.size();
+  int depth = 0;
+  for (std::size_t i = 0; i < demangled.size(); ++i) {
+    char c = demangled[i];
+    if (c == '<') {
+      if (depth == 0 && i > 0) {
+        end = i;
+        break;
+      }
+      ++depth;
+    } else if (c == '>') {
+      --depth;
+    } else if (c == '(' && depth == 0) {
+      end = i;
+      break;
+    }
+  }
+  std::string head = demangled.substr(0, end);
+  auto colon = head.rfind("::");
+  if (colon != std::string::npos) head = head.substr(colon + 2);
+  auto space = head.rfind(' ');  // a return type before the name
+  if (space != std::string::npos) head = head.substr(space + 1);
+  return head.empty() ? demangled : head;
+}
+
+std::string joinArgv(std::string_view nulSeparated) {
+  std::string out(nulSeparated);
+  std::replace(out.begin(), out.end(), '\0', ' ');
+  return out;
+}
+
+std::string baseName(const std::string& path) {
+  auto slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+// A push/pop or start/end range that has been opened and not yet closed.
+struct OpenRange {
+  std::int64_t start = 0;
+  std::uint32_t tid = 0;
+  std::uint64_t domain = 0;
+  std::string text;
+  std::uint64_t stringHandle = 0;
+  std::uint32_t category = 0;
+  std::optional<std::int64_t> color;
+  std::uint32_t pushIndex = 0;  // push/pop only
+};
+
+struct ThreadInfo {
+  std::int64_t start = 0;
+  std::string name;
+};
+
+class Merger {
+ public:
+  Merger(trace::TraceWriter& writer, const MergeOptions& options, MergeReport& report)
+      : w_(writer), options_(options), report_(report) {}
+
+  void addPart(const std::filesystem::path& path) {
+    part::PartReader reader(path);
+    Part p;
+    p.pid = reader.header().pid;
+    if (!trace::fitsGlobalIdField(p.pid) || !usedPids_.insert(p.pid).second) {
+      // pid reuse within the run (or an out-of-range pid): give the part a free one.
+      std::int64_t sub = trace::kGlobalIdFieldLimit - 1;
+      while (usedPids_.count(sub)) --sub;
+      usedPids_.insert(sub);
+      warn("process " + std::to_string(p.pid) + ": pid used twice in the run; stored as pid " +
+           std::to_string(sub));
+      p.tracePid = sub;
+    } else {
+      p.tracePid = p.pid;
+    }
+    p.globalPid = trace::globalPidOf(p.tracePid);
+    p.start = reader.header().startMonotonicNs;
+    p.lastTime = p.start;
+    if (!startMonotonic_ || p.start < *startMonotonic_) {
+      startMonotonic_ = p.start;
+      startWall_ = reader.header().startWallNs;
+    }
+    // Pass 1: names that records refer to, wherever they sit in the part.
+    reader.forEachRecord([&](std::uint32_t, const RecordView& r) { readNames(p, r); });
+    // Pass 2: everything else.
+    reader.forEachRecord([&](std::uint32_t tid, const RecordView& r) { readRecord(p, tid, r); });
+    finishPart(p, reader.cutShort());
+  }
+
+  void finish() {
+    writeOperations();
+    for (const auto& [id, g] : gpus_) {
+      w_.addGpuInfo(g);
+      count(trace::table::kGpuInfo);
+    }
+    w_.setMeta(trace::meta::kSourceFormat, "rlscope-prof");
+    w_.setMeta(trace::meta::kCommandLine, options_.commandLine);
+    char host[256] = {};
+    if (gethostname(host, sizeof host - 1) == 0) w_.setMeta(trace::meta::kHost, host);
+    if (startMonotonic_) {
+      w_.setMeta(trace::meta::kStartMonotonicNs, std::to_string(*startMonotonic_));
+      w_.setMeta(trace::meta::kStartWallNs, std::to_string(startWall_));
+    }
+    nlohmann::json features = {
+        {"nvtx", (options_.features & part::kFeatureNvtx) != 0},
+        {"cuda_api", (options_.features & part::kFeatureCudaApi) != 0},
+        {"gpu_activity", (options_.features & part::kFeatureGpuActivity) != 0},
+    };
+    w_.setMeta(trace::meta::kFeatures, features.dump());
+    report_.gpuActivity = gpuActivity();
+    w_.setMeta(trace::meta::kGpuActivity, report_.gpuActivity);
+  }
+
+ private:
+  struct Part {
+    std::uint32_t pid = 0;
+    std::int64_t tracePid = 0;
+    std::int64_t globalPid = 0;
+    std::int64_t start = 0;
+    std::int64_t lastTime = 0;
+    std::string exe, commandLine;
+    std::uint32_t parentPid = 0, forkedFrom = 0;
+    std::optional<part::ProcessEnd> end;
+    std::unordered_map<std::uint64_t, std::string> domains, strings;
+    std::map<std::uint32_t, ThreadInfo> threads;
+    std::map<std::pair<std::uint32_t, std::uint64_t>, std::vector<OpenRange>> stacks;
+    std::unordered_map<std::uint32_t, std::uint32_t> pushes;  // per thread
+    std::unordered_map<std::uint64_t, OpenRange> started;
+    std::unordered_map<std::uint64_t, std::pair<std::uint32_t, std::int64_t>> ended;
+    std::map<std::uint32_t, std::uint64_t> unmatchedPops;
+  };
+
+  std::int64_t globalTid(const Part& p, std::uint32_t tid) const {
+    return trace::globalTidOf(p.tracePid, trace::fitsGlobalIdField(tid) ? tid : 0);
+  }
+
+  void touchThread(Part& p, std::uint32_t tid, std::int64_t time) {
+    if (tid == 0) return;
+    auto [it, inserted] = p.threads.try_emplace(tid);
+    if (inserted || (time && time < it->second.start) || !it->second.start)
+      if (time) it->second.start = it->second.start ? std::min(it->second.start, time) : time;
+  }
+
+  void seen(Part& p, std::int64_t time) { p.lastTime = std::max(p.lastTime, time); }
+
+  void readNames(Part& p, const RecordView& r) {
+    switch (r.type) {
+      case RecordType::kProcessInfo:
+        if (auto info = r.payload<part::ProcessInfo>()) {
+          p.exe = std::string(r.string<part::ProcessInfo>(0).value_or(""));
+          p.commandLine = joinArgv(r.string<part::ProcessInfo>(1).value_or(""));
+          p.parentPid = info->parentPid;
+          p.forkedFrom = info->forkedFromPid;
+        }
+        break;
+      case RecordType::kDomainCreate:
+        if (auto h = r.payload<part::NvtxHandleName>())
+          p.domains[h->handle] = std::string(r.string<part::NvtxHandleName>(0).value_or(""));
+        break;
+      case RecordType::kRegisterString:
+        if (auto h = r.payload<part::NvtxHandleName>())
+          p.strings[h->handle] = std::string(r.string<part::NvtxHandleName>(0).value_or(""));
+        break;
+      default:
+        break;
+    }
+  }
+
+  std::string_view domainName(const Part& p, std::uint64_t domain) const {
+    auto it = p.domains.find(domain);
+    return it == p.domains.end() ? std::string_view() : std::string_view(it->second);
+  }
+
+  OpenRange openFrom(const Part& p, std::uint32_t tid, const part::NvtxEvent& e,
+                     std::string_view text) {
+    OpenRange o;
+    o.start = e.timeNs;
+    o.tid = tid;
+    o.domain = e.domain;
+    o.category = e.category;
+    if (e.hasColor) o.color = e.color;
+    if (e.stringHandle) {
+      o.stringHandle = e.stringHandle;
+      auto it = p.strings.find(e.stringHandle);
+      if (it != p.strings.end()) o.text = it->second;
+    } else {
+      o.text = text;
+    }
+    return o;
+  }
+
+  void readRecord(Part& p, std::uint32_t tid, const RecordView& r) {
+    switch (r.type) {
+      case RecordType::kProcessEnd:
+        p.end = r.payload<part::ProcessEnd>();
+        if (p.end) seen(p, p.end->endNs);
+        break;
+      case RecordType::kThreadStart:
+        if (auto t = r.payload<part::ThreadStart>()) {
+          touchThread(p, t->tid, t->startNs);
+          seen(p, t->startNs);
+        }
+        break;
+      case RecordType::kThreadName:
+        if (auto t = r.payload<part::ThreadName>()) {
+          touchThread(p, t->tid, 0);
+          p.threads[t->tid].name = std::string(r.string<part::ThreadName>(0).value_or(""));
+        }
+        break;
+      case RecordType::kWarning:
+        warn("process " + std::to_string(p.pid) + ": " +
+             std::string(r.string<part::Instant>(0).value_or("")));
+        break;
+      case RecordType::kRangePushA:
+        if (auto e = r.payload<part::Instant>()) {
+          part::NvtxEvent ev{};
+          ev.timeNs = e->timeNs;
+          push(p, tid, openFrom(p, tid, ev, r.string<part::Instant>(0).value_or("")));
+        }
+        break;
+      case RecordType::kRangePush:
+        if (auto e = r.payload<part::NvtxEvent>())
+          push(p, tid, openFrom(p, tid, *e, r.string<part::NvtxEvent>(0).value_or("")));
+        break;
+      case RecordType::kRangePop:
+        if (auto e = r.payload<part::NvtxPop>()) pop(p, tid, *e);
+        break;
+      case RecordType::kRangeStart:
+        if (auto e = r.payload<part::NvtxEvent>()) {
+          touchThread(p, tid, e->timeNs);
+          seen(p, e->timeNs);
+          p.started[e->rangeId] = openFrom(p, tid, *e, r.string<part::NvtxEvent>(0).value_or(""));
+        }
+        break;
+      case RecordType::kRangeEnd:
+        if (auto e = r.payload<part::NvtxRangeEnd>()) {
+          seen(p, e->timeNs);
+          p.ended[e->rangeId] = {tid, e->timeNs};
+        }
+        break;
+      case RecordType::kMark:
+        if (auto e = r.payload<part::NvtxEvent>()) {
+          touchThread(p, tid, e->timeNs);
+          seen(p, e->timeNs);
+          OpenRange o = openFrom(p, tid, *e, r.string<part::NvtxEvent>(0).value_or(""));
+          trace::NvtxRecord n = nvtxRow(p, o, trace::NvtxEventType::kMark);
+          w_.addNvtx(n);
+          count(trace::table::kNvtx);
+        }
+        break;
+      case RecordType::kDomainCreate:
+      case RecordType::kNameCategory:
+        if (auto h = r.payload<part::NvtxHandleName>()) {
+          trace::NvtxRecord n;
+          n.start = p.start;
+          n.globalTid = globalTid(p, tid);
+          n.text = std::string(r.string<part::NvtxHandleName>(0).value_or(""));
+          if (r.type == RecordType::kDomainCreate) {
+            n.eventType = trace::NvtxEventType::kDomainCreate;
+            n.domainId = static_cast<std::int64_t>(h->handle);
+          } else {
+            n.eventType = trace::NvtxEventType::kCategory;
+            n.domainId = static_cast<std::int64_t>(h->domain);
+            n.category = static_cast<std::int64_t>(h->handle);
+          }
+          w_.addNvtx(n);
+          count(trace::table::kNvtx);
+        }
+        break;
+      case RecordType::kKernel:
+        if (auto k = r.payload<part::Kernel>()) addKernel(p, *k, r.string<part::Kernel>(0));
+        break;
+      case RecordType::kMemcpy:
+        if (auto m = r.payload<part::Memcpy>()) addMemcpy(p, *m);
+        break;
+      case RecordType::kMemset:
+        if (auto m = r.payload<part::Memset>()) addMemset(p, *m);
+        break;
+      case RecordType::kApiCall:
+        if (auto a = r.payload<part::ApiCall>()) addApiCall(p, *a, r.string<part::ApiCall>(0));
+        break;
+      case RecordType::kSynchronization:
+        if (auto s = r.payload<part::Synchronization>()) addSync(p, *s);
+        break;
+      case RecordType::kOverhead:
+        if (auto o = r.payload<part::Overhead>()) addOverhead(p, *o);
+        break;
+      case RecordType::kExternalCorrelation:
+        if (auto x = r.payload<part::ExternalCorrelation>())
+          externalIds_[{p.globalPid, x->correlationId}] = x->externalId;
+        break;
+      case RecordType::kGpuInfo:
+        if (auto g = r.payload<part::GpuInfo>()) addGpu(*g, r);
+        break;
+      case RecordType::kGpuActivityStatus:
+        if (auto s = r.payload<part::GpuActivityStatus>()) {
+          if (s->recording) {
+            gpuRecorded_ = true;
+          } else if (gpuReason_.empty()) {
+            gpuReason_ = std::string(r.string<part::GpuActivityStatus>(0).value_or(""));
+          }
+        }
+        break;
+      case RecordType::kDroppedRecords:
+        if (auto d = r.payload<part::DroppedRecords>())
+          warn("process " + std::to_string(p.pid) + ": CUPTI dropped " +
+               std::to_string(d->count) + " activity records (its buffers were full)");
+        break;
+      default:
+        break;  // records of names (pass 1) and types a newer collector writes
+    }
+  }
+
+  void push(Part& p, std::uint32_t tid, OpenRange o) {
+    touchThread(p, tid, o.start);
+    seen(p, o.start);
+    o.pushIndex = ++p.pushes[tid];
+    p.stacks[{tid, o.domain}].push_back(std::move(o));
+  }
+
+  void pop(Part& p, std::uint32_t tid, const part::NvtxPop& e) {
+    seen(p, e.timeNs);
+    auto& stack = p.stacks[{tid, e.domain}];
+    if (stack.empty()) {
+      ++p.unmatchedPops[tid];
+      return;
+    }
+    OpenRange o = std::move(stack.back());
+    stack.pop_back();
+    closeRange(p, o, e.timeNs, tid, trace::NvtxEventType::kPushPopRange, false);
+  }
+
+  trace::NvtxRecord nvtxRow(const Part& p, const OpenRange& o, trace::NvtxEventType type) {
+    trace::NvtxRecord n;
+    n.start = o.start;
+    n.eventType = type;
+    n.category = o.category;
+    n.color = o.color;
+    n.globalTid = globalTid(p, o.tid);
+    n.domainId = static_cast<std::int64_t>(o.domain);
+    // Registered strings go to StringIds, as nsys stores them; plain messages stay inline.
+    if (o.stringHandle)
+      n.textId = w_.intern(o.text);
+    else
+      n.text = o.text;
+    return n;
+  }
+
+  void closeRange(Part& p, const OpenRange& o, std::int64_t end, std::uint32_t endTid,
+                  trace::NvtxEventType type, bool unterminated) {
+    trace::NvtxRecord n = nvtxRow(p, o, type);
+    n.end = end;
+    if (endTid != o.tid) n.endGlobalTid = globalTid(p, endTid);
+    w_.addNvtx(n);
+    count(trace::table::kNvtx);
+
+    std::string_view domain = domainName(p, o.domain);
+    if (domain == kPhaseDomain) {
+      w_.addPhase({o.start, end, p.globalPid, w_.intern(o.text)});
+      count(trace::table::kPhases);
+      return;
+    }
+    trace::OperationRecord op;
+    op.id = static_cast<std::int64_t>(opKeys_.size()) + 1;  // a key until nesting assigns ids
+    op.start = o.start;
+    op.end = end;
+    op.globalTid = globalTid(p, o.tid);
+    op.nameId = w_.intern(o.text);
+    op.source = domain == kAnnotationDomain ? trace::OperationSource::kAnnotation
+                                            : trace::OperationSource::kNvtx;
+    if (unterminated) op.args = R"({"unterminated":true})";
+    nesting_.add(op);
+    opKeys_.push_back(o.pushIndex ? collectorOperationId(p, o) : 0);
+  }
+
+  // The id the collector pushed as external correlation for this push/pop range (collector.h).
+  std::uint64_t collectorOperationId(const Part& p, const OpenRange& o) {
+    auto id = (std::uint64_t{o.tid} << 32) | o.pushIndex;
+    pushedIdToKey_[{p.globalPid, id}] = static_cast<std::int64_t>(opKeys_.size()) + 1;
+    return id;
+  }
+
+  void finishPart(Part& p, const std::string& cutShort) {
+    std::int64_t end = p.end ? p.end->endNs : p.lastTime;
+    // Start/end ranges, matched now that every thread's records are read.
+    for (auto& [id, o] : p.started) {
+      auto it = p.ended.find(id);
+      if (it != p.ended.end()) {
+        closeRange(p, o, it->second.second, it->second.first, trace::NvtxEventType::kStartEndRange,
+                   false);
+        p.ended.erase(it);
+      } else {
+        closeRange(p, o, end, o.tid, trace::NvtxEventType::kStartEndRange, true);
+        ++openAtEnd_;
+      }
+    }
+    if (!p.ended.empty())
+      warn("process " + std::to_string(p.pid) + ": " + std::to_string(p.ended.size()) +
+           " nvtxRangeEnd calls for ranges never started (ignored)");
+    std::uint64_t open = 0;
+    for (auto& [key, stack] : p.stacks) {
+      for (auto& o : stack) closeRange(p, o, end, o.tid, trace::NvtxEventType::kPushPopRange, true);
+      open += stack.size();
+    }
+    openAtEnd_ += open;
+    if (open)
+      warn("process " + std::to_string(p.pid) + ": " + std::to_string(open) +
+           " NVTX push/pop ranges still open when it ended; closed at its end and marked "
+           "{\"unterminated\":true} in rlscope_operations.args");
+    for (auto& [tid, n] : p.unmatchedPops)
+      warn("process " + std::to_string(p.pid) + " thread " + std::to_string(tid) + ": " +
+           std::to_string(n) + " NVTX pops without a matching push (ignored)");
+
+    trace::ProcessRecord pr;
+    pr.globalPid = p.globalPid;
+    pr.pid = p.pid;
+    pr.parentPid = p.forkedFrom ? p.forkedFrom : p.parentPid;
+    pr.name = baseName(p.exe);
+    pr.commandLine = p.commandLine;
+    pr.start = p.start;
+    pr.end = end;
+    if (p.end && p.end->reason == static_cast<std::uint32_t>(part::EndReason::kExit))
+      pr.exitStatus = p.end->status;
+    else if (p.end)
+      pr.exitStatus = 128 + p.end->status;
+    w_.addProcess(pr);
+    count(trace::table::kProcesses);
+    ++report_.processes;
+    for (auto& [tid, t] : p.threads) {
+      std::string name = t.name;
+      w_.addThread({globalTid(p, tid), p.globalPid, tid, name});
+      count(trace::table::kThreads);
+      ++report_.threads;
+      if (!name.empty()) {
+        w_.addThreadName({w_.intern(name), 0, globalTid(p, tid)});
+        count(trace::table::kThreadNames);
+      }
+    }
+    std::string who = "process " + std::to_string(p.pid) + " (" + pr.name + ")";
+    if (!cutShort.empty())
+      warn(who + ": its part file is damaged (" + cutShort + "); merged up to there");
+    if (!p.end)
+      warn(who + " ended without finishing its trace (killed, crashed, or still running): what "
+                 "it did in its last ~100 ms may be missing");
+  }
+
+  void addKernel(Part& p, const part::Kernel& k, std::optional<std::string_view> name) {
+    seen(p, k.end);
+    trace::KernelRecord r;
+    r.start = k.start;
+    r.end = k.end;
+    r.deviceId = k.deviceId;
+    r.contextId = k.contextId;
+    r.streamId = k.streamId;
+    r.correlationId = k.correlationId;
+    r.globalPid = p.globalPid;
+    std::string mangled(name.value_or(""));
+    std::string demangled = demangle(mangled);
+    r.mangledName = w_.intern(mangled);
+    r.demangledName = w_.intern(demangled);
+    r.shortName = w_.intern(shortNameOf(demangled));
+    r.launchType = k.launchType;
+    r.cacheConfig = k.cacheConfigRequested;
+    r.registersPerThread = k.registersPerThread;
+    r.gridX = k.gridX, r.gridY = k.gridY, r.gridZ = k.gridZ;
+    r.blockX = k.blockX, r.blockY = k.blockY, r.blockZ = k.blockZ;
+    r.staticSharedMemory = k.staticSharedMemory;
+    r.dynamicSharedMemory = k.dynamicSharedMemory;
+    r.localMemoryPerThread = k.localMemoryPerThread;
+    r.localMemoryTotal = k.localMemoryTotal;
+    r.gridId = static_cast<std::int64_t>(k.gridId);
+    r.sharedMemoryExecuted = k.sharedMemoryExecuted;
+    r.graphNodeId = static_cast<std::int64_t>(k.graphNodeId);
+    r.graphId = k.graphId;
+    w_.addKernel(r);
+    count(trace::table::kKernel);
+  }
+
+  void addMemcpy(Part& p, const part::Memcpy& m) {
+    seen(p, m.end);
+    trace::MemcpyRecord r;
+    r.start = m.start;
+    r.end = m.end;
+    r.deviceId = m.deviceId;
+    r.contextId = m.contextId;
+    r.streamId = m.streamId;
+    r.correlationId = m.correlationId;
+    r.globalPid = p.globalPid;
+    r.bytes = static_cast<std::int64_t>(m.bytes);
+    r.copyKind = m.copyKind;
+    r.srcKind = m.srcKind;
+    r.dstKind = m.dstKind;
+    r.srcDeviceId = m.srcDeviceId;
+    r.dstDeviceId = m.dstDeviceId;
+    r.graphNodeId = static_cast<std::int64_t>(m.graphNodeId);
+    w_.addMemcpy(r);
+    count(trace::table::kMemcpy);
+  }
+
+  void addMemset(Part& p, const part::Memset& m) {
+    seen(p, m.end);
+    trace::MemsetRecord r;
+    r.start = m.start;
+    r.end = m.end;
+    r.deviceId = m.deviceId;
+    r.contextId = m.contextId;
+    r.streamId = m.streamId;
+    r.correlationId = m.correlationId;
+    r.globalPid = p.globalPid;
+    r.value = m.value;
+    r.bytes = static_cast<std::int64_t>(m.bytes);
+    r.memKind = m.memoryKind;
+    r.graphNodeId = static_cast<std::int64_t>(m.graphNodeId);
+    w_.addMemset(r);
+    count(trace::table::kMemset);
+  }
+
+  void addApiCall(Part& p, const part::ApiCall& a, std::optional<std::string_view> name) {
+    seen(p, a.end);
+    touchThread(p, a.tid, a.start);
+    trace::ApiCallRecord r;
+    r.start = a.start;
+    r.end = a.end;
+    bool driver = a.kind == static_cast<std::uint32_t>(part::ApiKind::kDriver);
+    r.eventClass = driver ? 1 : 0;
+    r.globalTid = globalTid(p, a.tid);
+    r.correlationId = a.correlationId;
+    r.nameId = w_.intern(name.value_or(""));
+    r.returnValue = a.returnValue;
+    r.cbid = a.cbid;
+    w_.addApiCall(driver ? trace::ApiKind::kDriver : trace::ApiKind::kRuntime, r);
+    count(driver ? trace::table::kDriver : trace::table::kRuntime);
+    if (a.correlationId) launches_.push_back({p.globalPid, r.globalTid, a.start, a.correlationId});
+  }
+
+  void addSync(Part& p, const part::Synchronization& s) {
+    seen(p, s.end);
+    trace::SyncRecord r;
+    r.start = s.start;
+    r.end = s.end;
+    r.deviceId = s.deviceId;
+    r.contextId = s.contextId;
+    r.streamId = s.streamId;
+    r.correlationId = s.correlationId;
+    r.globalPid = p.globalPid;
+    r.syncType = static_cast<trace::SyncType>(s.type);
+    r.eventId = static_cast<std::int64_t>(s.cudaEventId);
+    r.eventSyncId = static_cast<std::int64_t>(s.cudaEventSyncId);
+    w_.addSync(r);
+    count(trace::table::kSync);
+  }
+
+  // CUPTI's own overhead, kept for overhead correction: a plain event on the process.
+  void addOverhead(Part& p, const part::Overhead& o) {
+    seen(p, o.end);
+    trace::PlainEventRecord r;
+    r.start = o.start;
+    r.end = o.end;
+    r.pid = std::to_string(p.pid);
+    r.tid = std::to_string(o.objectId);
+    r.nameId = w_.intern("cupti_overhead");
+    r.categoryId = w_.intern("rlscope.cupti_overhead");
+    r.phase = "X";
+    r.args = nlohmann::json{{"overheadKind", o.overheadKind},
+                            {"objectKind", o.objectKind},
+                            {"objectId", o.objectId}}
+                 .dump();
+    w_.addPlainEvent(r);
+    count(trace::table::kPlainEvents);
+  }
+
+  void addGpu(const part::GpuInfo& g, const RecordView& r) {
+    if (gpus_.count(g.deviceId)) return;  // every process of the run reports the same devices
+    trace::GpuInfoRecord t;
+    t.id = g.deviceId;
+    t.name = std::string(r.string<part::GpuInfo>(0).value_or(""));
+    t.uuid = std::string(r.string<part::GpuInfo>(1).value_or(""));
+    t.busLocation = std::string(r.string<part::GpuInfo>(2).value_or(""));
+    t.chipName = std::string(r.string<part::GpuInfo>(3).value_or(""));
+    t.isDiscrete = g.isDiscrete;
+    t.l2CacheSize = g.l2CacheSize;
+    t.totalMemory = g.totalMemory;
+    t.memoryBandwidth = g.memoryBandwidth;
+    t.clockRate = g.clockRate;
+    t.smCount = g.smCount;
+    t.computeMajor = g.computeMajor;
+    t.computeMinor = g.computeMinor;
+    t.maxRegistersPerBlock = g.maxRegistersPerBlock;
+    t.maxShmemPerBlock = g.maxShmemPerBlock;
+    t.maxShmemPerBlockOptin = g.maxShmemPerBlockOptin;
+    t.maxShmemPerSm = g.maxShmemPerSm;
+    t.maxRegistersPerSm = g.maxRegistersPerSm;
+    t.threadsPerWarp = g.threadsPerWarp;
+    t.maxWarpsPerSm = g.maxWarpsPerSm;
+    t.maxBlocksPerSm = g.maxBlocksPerSm;
+    t.maxThreadsPerBlock = g.maxThreadsPerBlock;
+    t.memoryClockRate = g.memoryClockRate;
+    t.memoryBusWidth = g.memoryBusWidth;
+    gpus_.emplace(g.deviceId, std::move(t));
+  }
+
+  // Operations get their final ids and nesting; each CUDA launch is tied to the operation the
+  // collector pushed as its external correlation, or else to the innermost operation open on
+  // the launching thread when the call began.
+  void writeOperations() {
+    std::vector<std::int64_t> keys;
+    auto ops = nesting_.build(&keys);
+    std::unordered_map<std::int64_t, std::size_t> indexOfKey;
+    for (std::size_t i = 0; i < ops.size(); ++i) indexOfKey[keys[i]] = i;
+    for (const auto& op : ops) {
+      w_.addOperation(op);
+      count(trace::table::kOperations);
+    }
+    // ops are sorted by (globalTid, start); per thread, the innermost open at t is found from
+    // the last op starting at or before t by walking up its parents.
+    std::unordered_map<std::int64_t, std::size_t> indexOfId;
+    for (std::size_t i = 0; i < ops.size(); ++i) indexOfId[ops[i].id] = i;
+    auto innermostAt = [&](std::int64_t tid, std::int64_t t) -> std::int64_t {
+      auto it = std::upper_bound(ops.begin(), ops.end(), std::pair{tid, t},
+                                 [](const std::pair<std::int64_t, std::int64_t>& v,
+                                    const trace::OperationRecord& op) {
+                                   return v.first != op.globalTid ? v.first < op.globalTid
+                                                                  : v.second < op.start;
+                                 });
+      if (it == ops.begin()) return 0;
+      const trace::OperationRecord* op = &*(it - 1);
+      if (op->globalTid != tid) return 0;
+      while (op && !(op->start <= t && t < op->end))
+        op = op->parentId ? &ops[indexOfId[op->parentId]] : nullptr;
+      return op ? op->id : 0;
+    };
+    for (const auto& l : launches_) {
+      std::int64_t opId = 0;
+      auto ext = externalIds_.find({l.globalPid, l.correlationId});
+      if (ext != externalIds_.end()) {
+        auto key = pushedIdToKey_.find({l.globalPid, ext->second});
+        if (key != pushedIdToKey_.end()) opId = ops[indexOfKey[key->second]].id;
+      }
+      if (!opId) opId = innermostAt(l.globalTid, l.start);
+      if (!opId) continue;
+      w_.addExternalCorrelation({l.globalPid, l.correlationId, opId});
+      count(trace::table::kExternalCorrelation);
+    }
+  }
+
+  std::string gpuActivity() const {
+    if (gpuRecorded_) return "recorded";
+    if (!gpuReason_.empty()) return "unavailable: " + gpuReason_;
+    if (!(options_.features & (part::kFeatureCudaApi | part::kFeatureGpuActivity)))
+      return "unavailable: switched off (--no-cuda-api --no-gpu-activity)";
+    if (!options_.gpuUnavailableReason.empty())
+      return "unavailable: " + options_.gpuUnavailableReason;
+    return "unavailable: no process of the run initialised CUDA";
+  }
+
+  void warn(std::string line) { report_.warnings.push_back(std::move(line)); }
+  void count(std::string_view table) { ++report_.rowsPerTable[std::string(table)]; }
+
+  struct Launch {
+    std::int64_t globalPid, globalTid, start;
+    std::uint32_t correlationId;
+  };
+
+  trace::TraceWriter& w_;
+  const MergeOptions& options_;
+  MergeReport& report_;
+  std::set<std::int64_t> usedPids_;
+  std::optional<std::int64_t> startMonotonic_;
+  std::int64_t startWall_ = 0;
+  import::OperationNesting nesting_;
+  std::vector<std::uint64_t> opKeys_;  // per added operation: the collector's id, or 0
+  std::map<std::pair<std::int64_t, std::uint64_t>, std::int64_t> pushedIdToKey_;
+  std::map<std::pair<std::int64_t, std::uint32_t>, std::uint64_t> externalIds_;
+  std::vector<Launch> launches_;
+  std::map<std::uint32_t, trace::GpuInfoRecord> gpus_;
+  bool gpuRecorded_ = false;
+  std::string gpuReason_;
+  std::uint64_t openAtEnd_ = 0;
+};
+
+}  // namespace
+
+MergeReport mergeParts(const std::filesystem::path& partDir, const std::filesystem::path& out,
+                       const MergeOptions& options) {
+  std::vector<std::filesystem::path> parts;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(partDir, ec))
+    if (e.path().extension() == ".part") parts.push_back(e.path());
+  if (ec) throw std::runtime_error("cannot read " + partDir.string() + ": " + ec.message());
+  std::sort(parts.begin(), parts.end());
+  MergeReport report;
+  trace::TraceWriter writer(out);
+  Merger merger(writer, options, report);
+  std::size_t i = 0;
+  for (const auto& p : parts) {
+    if (options.progress && parts.size() > 1)
+      options.progress("merging part " + std::to_string(++i) + "/" + std::to_string(parts.size()) +
+                       " (" + p.filename().string() + ")");
+    try {
+      merger.addPart(p);
+    } catch (const std::runtime_error& e) {
+      // A part that is not even readable (a process killed before writing its header).
+      report.warnings.push_back(e.what());
+    }
+  }
+  merger.finish();
+  writer.commit();
+  report.rows = writer.rowsWritten();
+  return report;
+}
+
+}  // namespace rlscope::merge

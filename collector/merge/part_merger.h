@@ -1,0 +1,37 @@
+// Turns the part files of one profiled run into its SQLite trace (what rlscope-prof does after
+// the program ends). Parts of processes that died mid-run are merged as far as they go, and the
+// report says what was cut short.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace rlscope::merge {
+
+struct MergeOptions {
+  std::string commandLine;  // the profiled command, for the trace's metadata
+  std::uint32_t features = 0;  // part::FeatureBits rlscope-prof ran with
+  // Why GPU activity cannot be recorded at all on this machine (found before the run), or empty.
+  std::string gpuUnavailableReason;
+  std::function<void(const std::string&)> progress;  // optional progress lines
+};
+
+struct MergeReport {
+  int processes = 0;
+  int threads = 0;
+  std::uint64_t rows = 0;
+  std::map<std::string, std::uint64_t> rowsPerTable;
+  std::string gpuActivity;            // the trace's gpu_activity metadata value
+  std::vector<std::string> warnings;  // one line each: cut-short parts, unmatched NVTX pops, ...
+};
+
+// Reads every *.part file in partDir and writes the trace to `out` (atomically: nothing is left
+// at `out` on error). Throws std::runtime_error with one line on failure.
+MergeReport mergeParts(const std::filesystem::path& partDir, const std::filesystem::path& out,
+                       const MergeOptions& options);
+
+}  // namespace rlscope::merge

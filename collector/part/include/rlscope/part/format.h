@@ -1,0 +1,266 @@
+// The part file: what one profiled process appends while it runs, and what rlscope-prof turns
+// into the SQLite trace when the run ends (docs/architecture.md, "Collector").
+//
+// A part is a file header followed by blocks. The collector's writer thread appends one block per
+// drained slice of a thread's buffer: a block header naming the thread, then whole records. A
+// process killed mid-run leaves a readable prefix: the reader stops at the first block that is
+// cut short and says so.
+//
+// Records are a RecordHeader and a payload: a fixed-size struct copied as bytes (little-endian
+// x86-64/aarch64 layout, no padding: every struct below is checked by static_assert) followed by
+// the record's strings, each a uint32 length and that many bytes (not NUL-terminated). Unknown
+// record types are skipped by size, so a newer collector's parts still load.
+#pragma once
+
+#include <cstdint>
+#include <type_traits>
+
+namespace rlscope::part {
+
+inline constexpr char kFileMagic[8] = {'R', 'L', 'S', 'C', 'P', 'R', 'T', '1'};
+inline constexpr std::uint32_t kFormatVersion = 1;
+inline constexpr std::uint32_t kBlockMagic = 0x4b4c4252;  // "RBLK"
+// Records bigger than this are refused by the reader (a name that long is corrupt input).
+inline constexpr std::uint32_t kMaxRecordBytes = 64u << 20;
+
+struct FileHeader {
+  char magic[8];
+  std::uint32_t version;
+  std::uint32_t pid;
+  std::uint32_t parentPid;
+  std::uint32_t reserved;
+  std::int64_t startMonotonicNs;  // CLOCK_MONOTONIC when the collector started in this process
+  std::int64_t startWallNs;       // CLOCK_REALTIME at the same instant
+};
+static_assert(sizeof(FileHeader) == 40);
+
+// tid 0 carries process-wide records (process info, CUDA activity, GPU properties).
+struct BlockHeader {
+  std::uint32_t magic;
+  std::uint32_t tid;
+  std::uint32_t payloadBytes;
+  std::uint32_t reserved;
+};
+static_assert(sizeof(BlockHeader) == 16);
+
+enum class RecordType : std::uint16_t {
+  // Process and threads.
+  kProcessInfo = 1,  // ProcessInfo + strings: executable, command line (NUL-separated argv)
+  kProcessEnd = 2,   // ProcessEnd: written last by a process that finished its part
+  kThreadStart = 3,  // ThreadStart: first record of every thread's first block
+  kThreadName = 4,   // ThreadName + string: name (nvtxNameOsThread, pthread name)
+  kWarning = 5,      // Instant + string: something the user should know (shown by rlscope-prof)
+  // NVTX.
+  kRangePush = 10,       // NvtxEvent + string: message (empty when stringHandle is set)
+  kRangePushA = 18,      // Instant + string: nvtxRangePushA, the common case, kept small
+  kRangePop = 11,        // NvtxPop
+  kRangeStart = 12,      // NvtxEvent (rangeId set) + string
+  kRangeEnd = 13,        // NvtxRangeEnd
+  kMark = 14,            // NvtxEvent + string
+  kDomainCreate = 15,    // NvtxHandleName + string: domain name
+  kRegisterString = 16,  // NvtxHandleName + string: the registered string
+  kNameCategory = 17,    // NvtxHandleName (handle = category) + string: category name
+  // CUDA, from CUPTI activity records.
+  kKernel = 30,                // Kernel + string: mangled name
+  kMemcpy = 31,                // Memcpy
+  kMemset = 32,                // Memset
+  kApiCall = 33,               // ApiCall + string: API name
+  kSynchronization = 34,       // Synchronization
+  kOverhead = 35,              // Overhead
+  kExternalCorrelation = 36,   // ExternalCorrelation
+  kGpuInfo = 37,               // GpuInfo + strings: name, uuid, bus location, chip name
+  kGpuActivityStatus = 38,     // GpuActivityStatus + string: reason when unavailable
+  kDroppedRecords = 39,        // DroppedRecords
+};
+
+struct RecordHeader {
+  std::uint16_t type;  // RecordType
+  std::uint16_t reserved;
+  std::uint32_t bytes;  // the whole record, header included
+};
+static_assert(sizeof(RecordHeader) == 8);
+
+// --- payloads -----------------------------------------------------------------------------------
+
+struct ProcessInfo {
+  std::int64_t startNs;
+  std::uint32_t pid;
+  std::uint32_t parentPid;
+  std::uint32_t features;  // FeatureBits the collector ran with
+  std::uint32_t forkedFromPid;  // != 0: this part began in a fork (without exec) of that pid
+};
+static_assert(sizeof(ProcessInfo) == 24);
+
+enum FeatureBits : std::uint32_t {
+  kFeatureNvtx = 1u << 0,
+  kFeatureCudaApi = 1u << 1,
+  kFeatureGpuActivity = 1u << 2,
+};
+
+enum class EndReason : std::uint32_t {
+  kExit = 0,    // exit() or return from main; status = exit status
+  kSignal = 1,  // a fatal signal the collector caught (SIGINT, SIGTERM); status = signal number
+};
+
+struct ProcessEnd {
+  std::int64_t endNs;
+  std::uint32_t reason;  // EndReason
+  std::int32_t status;
+  std::uint32_t reserved[2];
+};
+static_assert(sizeof(ProcessEnd) == 24);
+
+struct ThreadStart {
+  std::int64_t startNs;
+  std::uint32_t tid;
+  std::uint32_t reserved;
+};
+static_assert(sizeof(ThreadStart) == 16);
+
+struct ThreadName {
+  std::uint32_t tid;  // the OS thread named (may differ from the block's thread)
+  std::uint32_t reserved;
+};
+static_assert(sizeof(ThreadName) == 8);
+
+struct Instant {
+  std::int64_t timeNs;
+};
+static_assert(sizeof(Instant) == 8);
+
+// Push, start and mark. Handles (domain, registered string) are the collector's own ids, named by
+// kDomainCreate / kRegisterString records earlier in the same part; 0 = default domain / none.
+struct NvtxEvent {
+  std::int64_t timeNs;
+  std::uint64_t domain;
+  std::uint64_t rangeId;       // start/end ranges; 0 otherwise
+  std::uint64_t stringHandle;  // registered message; 0 = the inline string is the message
+  std::uint64_t payload;       // raw payload bits (see payloadType)
+  std::uint32_t category;
+  std::uint32_t color;  // ARGB
+  std::uint8_t hasColor;
+  std::uint8_t payloadType;  // nvtxPayloadType_t; 0 = none
+  std::uint8_t reserved[6];
+};
+static_assert(sizeof(NvtxEvent) == 56);
+
+struct NvtxPop {
+  std::int64_t timeNs;
+  std::uint64_t domain;
+};
+static_assert(sizeof(NvtxPop) == 16);
+
+struct NvtxRangeEnd {
+  std::int64_t timeNs;
+  std::uint64_t rangeId;
+};
+static_assert(sizeof(NvtxRangeEnd) == 16);
+
+struct NvtxHandleName {
+  std::uint64_t domain;
+  std::uint64_t handle;
+};
+static_assert(sizeof(NvtxHandleName) == 16);
+
+// CUDA records carry CUPTI's values; times are on the collector's clock (CLOCK_MONOTONIC ns)
+// because the collector registers it as CUPTI's timestamp source.
+struct Kernel {
+  std::int64_t start, end;
+  std::uint32_t deviceId, contextId, streamId, correlationId;
+  std::int32_t gridX, gridY, gridZ, blockX, blockY, blockZ;
+  std::int32_t registersPerThread, staticSharedMemory, dynamicSharedMemory, localMemoryPerThread;
+  std::uint32_t localMemoryTotal, sharedMemoryExecuted;
+  std::uint64_t gridId, graphNodeId;
+  std::uint32_t graphId;
+  std::uint8_t launchType, cacheConfigRequested, cacheConfigExecuted, reserved;
+};
+static_assert(sizeof(Kernel) == 104);
+
+struct Memcpy {
+  std::int64_t start, end;
+  std::uint64_t bytes;
+  std::uint64_t graphNodeId;
+  std::uint32_t deviceId, contextId, streamId, correlationId;
+  std::uint32_t srcDeviceId, dstDeviceId;  // peer copies; == deviceId otherwise
+  std::uint8_t copyKind, srcKind, dstKind, reserved[5];
+};
+static_assert(sizeof(Memcpy) == 64);
+
+struct Memset {
+  std::int64_t start, end;
+  std::uint64_t bytes;
+  std::uint64_t graphNodeId;
+  std::uint32_t deviceId, contextId, streamId, correlationId;
+  std::uint32_t value;
+  std::uint16_t memoryKind;
+  std::uint16_t reserved;
+};
+static_assert(sizeof(Memset) == 56);
+
+enum class ApiKind : std::uint32_t { kRuntime = 0, kDriver = 1 };
+
+struct ApiCall {
+  std::int64_t start, end;
+  std::uint32_t kind;  // ApiKind
+  std::uint32_t cbid;
+  std::uint32_t tid;
+  std::uint32_t correlationId;
+  std::int32_t returnValue;
+  std::uint32_t reserved;
+};
+static_assert(sizeof(ApiCall) == 40);
+
+struct Synchronization {
+  std::int64_t start, end;
+  std::uint64_t cudaEventId;
+  std::uint64_t cudaEventSyncId;
+  std::uint32_t deviceId, contextId, streamId, correlationId;
+  std::uint32_t type;  // CUpti_ActivitySynchronizationType
+  std::uint32_t reserved;
+};
+static_assert(sizeof(Synchronization) == 56);
+
+struct Overhead {
+  std::int64_t start, end;
+  std::uint64_t objectId;     // thread id or device id, per objectKind
+  std::uint32_t overheadKind;  // CUpti_ActivityOverheadKind
+  std::uint32_t objectKind;    // CUpti_ActivityObjectKind
+};
+static_assert(sizeof(Overhead) == 32);
+
+struct ExternalCorrelation {
+  std::uint64_t externalId;
+  std::uint32_t externalKind;
+  std::uint32_t correlationId;
+};
+static_assert(sizeof(ExternalCorrelation) == 16);
+
+// Units as TARGET_INFO_GPU: bytes, bytes/s, Hz.
+struct GpuInfo {
+  std::int64_t totalMemory, l2CacheSize, memoryBandwidth, clockRate, memoryClockRate;
+  std::uint32_t deviceId;
+  std::int32_t smCount, computeMajor, computeMinor, memoryBusWidth;
+  std::int32_t maxRegistersPerBlock, maxRegistersPerSm, maxShmemPerBlock, maxShmemPerBlockOptin;
+  std::int32_t maxShmemPerSm, threadsPerWarp, maxWarpsPerSm, maxBlocksPerSm, maxThreadsPerBlock;
+  std::int32_t isDiscrete, reserved;
+};
+static_assert(sizeof(GpuInfo) == 104);
+
+struct GpuActivityStatus {
+  std::int64_t timeNs;
+  std::uint32_t recording;  // 1: CUPTI is recording; 0: unavailable (string: why)
+  std::uint32_t reserved;
+};
+static_assert(sizeof(GpuActivityStatus) == 16);
+
+struct DroppedRecords {
+  std::uint64_t count;
+  std::uint32_t contextId, streamId;
+};
+static_assert(sizeof(DroppedRecords) == 16);
+
+template <class T>
+inline constexpr bool kIsPayload =
+    std::is_trivially_copyable_v<T> && std::is_standard_layout_v<T>;
+
+}  // namespace rlscope::part

@@ -1,0 +1,40 @@
+// Reads a part file back (format.h) for rlscope-prof's merge. Parts come from processes that may
+// have died at any instant, so a short or damaged tail is expected: reading stops there and
+// cutShort() says what was left unread. Nothing is read out of bounds.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "rlscope/part/format.h"
+#include "rlscope/part/record_codec.h"
+
+namespace rlscope::part {
+
+class PartReader {
+ public:
+  // Throws std::runtime_error (one line naming the file) when the file cannot be read or does
+  // not start with a part header.
+  explicit PartReader(const std::filesystem::path& path);
+
+  const FileHeader& header() const { return header_; }
+
+  // Calls visit(tid, record) for every record of every whole block, in file order.
+  void forEachRecord(const std::function<void(std::uint32_t tid, const RecordView&)>& visit) const;
+
+  // Empty when the file ended on a block boundary; otherwise why reading stopped early.
+  const std::string& cutShort() const { return cutShort_; }
+  std::uint64_t blocks() const { return blocks_; }
+
+ private:
+  FileHeader header_{};
+  std::vector<std::byte> data_;
+  std::size_t validEnd_ = 0;  // bytes up to the end of the last whole block
+  std::uint64_t blocks_ = 0;
+  std::string cutShort_;
+};
+
+}  // namespace rlscope::part

@@ -1,0 +1,96 @@
+#include "rlscope/part/reader.h"
+
+#include <cstring>
+#include <fstream>
+#include <stdexcept>
+
+namespace rlscope::part {
+
+namespace {
+
+std::runtime_error partError(const std::filesystem::path& path, const std::string& what) {
+  return std::runtime_error("part file " + path.string() + ": " + what);
+}
+
+// Checks that a block's payload is a sequence of whole records; returns false at the first one
+// that is not.
+bool recordsAreWhole(const std::byte* p, std::size_t n) {
+  std::size_t at = 0;
+  while (at < n) {
+    if (n - at < sizeof(RecordHeader)) return false;
+    RecordHeader h;
+    std::memcpy(&h, p + at, sizeof h);
+    if (h.bytes < sizeof(RecordHeader) || h.bytes > n - at || h.bytes > kMaxRecordBytes)
+      return false;
+    at += h.bytes;
+  }
+  return true;
+}
+
+}  // namespace
+
+PartReader::PartReader(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw partError(path, "cannot open");
+  in.seekg(0, std::ios::end);
+  auto size = static_cast<std::size_t>(in.tellg());
+  in.seekg(0);
+  data_.resize(size);
+  if (size && !in.read(reinterpret_cast<char*>(data_.data()), static_cast<std::streamsize>(size)))
+    throw partError(path, "read failed");
+  if (size < sizeof(FileHeader)) throw partError(path, "shorter than its header");
+  std::memcpy(&header_, data_.data(), sizeof header_);
+  if (std::memcmp(header_.magic, kFileMagic, sizeof kFileMagic) != 0)
+    throw partError(path, "not an rlscope part file");
+  if (header_.version != kFormatVersion)
+    throw partError(path, "part format version " + std::to_string(header_.version) +
+                              ", this rlscope reads version " + std::to_string(kFormatVersion));
+
+  std::size_t at = sizeof(FileHeader);
+  while (at < size) {
+    if (size - at < sizeof(BlockHeader)) {
+      cutShort_ = "ends inside a block header";
+      break;
+    }
+    BlockHeader b;
+    std::memcpy(&b, data_.data() + at, sizeof b);
+    if (b.magic != kBlockMagic) {
+      cutShort_ = "damaged block at byte " + std::to_string(at);
+      break;
+    }
+    if (b.payloadBytes > size - at - sizeof b) {
+      cutShort_ = "last block cut short at byte " + std::to_string(size);
+      break;
+    }
+    if (!recordsAreWhole(data_.data() + at + sizeof b, b.payloadBytes)) {
+      cutShort_ = "damaged record in block at byte " + std::to_string(at);
+      break;
+    }
+    at += sizeof b + b.payloadBytes;
+    ++blocks_;
+  }
+  validEnd_ = at < size ? at : size;
+  if (!cutShort_.empty()) validEnd_ = at;
+}
+
+void PartReader::forEachRecord(
+    const std::function<void(std::uint32_t, const RecordView&)>& visit) const {
+  std::size_t at = sizeof(FileHeader);
+  while (at < validEnd_) {
+    BlockHeader b;
+    std::memcpy(&b, data_.data() + at, sizeof b);
+    const std::byte* p = data_.data() + at + sizeof b;
+    std::size_t off = 0;
+    while (off < b.payloadBytes) {
+      RecordHeader h;
+      std::memcpy(&h, p + off, sizeof h);
+      RecordView v{static_cast<RecordType>(h.type),
+                   std::span<const std::byte>(p + off + sizeof h, h.bytes - sizeof h)};
+      visit(b.tid, v);
+      off += h.bytes;
+    }
+    at += sizeof b + b.payloadBytes;
+  }
+}
+
+}  // namespace rlscope::part
