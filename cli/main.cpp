@@ -7,6 +7,7 @@
 #include <string>
 
 #include "commands.h"
+#include "prof_command.h"
 #include "rlscope/trace/error.h"
 #include "rlscope/trace/version.h"
 
@@ -31,6 +32,10 @@ int main(int argc, char** argv) {
       "traces (SQLite files): import other profilers' traces, export them, and summarise them.\n"
       "Run `rlscope SUBCOMMAND --help` for each subcommand.",
       "rlscope"};
+  // `rlscope prof` is rlscope-prof: everything after `prof` is its own command line, which
+  // CLI11 could not leave unparsed for a subcommand.
+  if (argc > 1 && std::string_view(argv[1]) == "prof")
+    return cli::profMain("rlscope prof", argc - 1, argv + 1);
   app.set_version_flag("--version", std::string("rlscope ") + trace::kRlscopeVersion);
   app.require_subcommand(1);
   app.fallthrough(false);
@@ -44,7 +49,7 @@ int main(int argc, char** argv) {
   add(cli::addImportCommand);
   add(cli::addExportCommand);
   add(cli::addInfoCommand);
-  add(cli::addProfCommand);
+  app.add_subcommand("prof", "Profile a program: the same as rlscope-prof (see `rlscope prof --help`)");
 
   try {
     app.parse(argc, argv);

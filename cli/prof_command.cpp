@@ -16,6 +16,7 @@
 #include "launch.h"
 #include "part_merger.h"
 #include "rlscope/part/format.h"
+#include "rlscope/trace/version.h"
 
 namespace rlscope::cli {
 
@@ -187,11 +188,27 @@ int runProf(const ProfOptions& o, std::vector<std::string> command) {
   return status.code;
 }
 
-Run addProfCommand(CLI::App& app) {
-  auto* cmd = app.add_subcommand("prof", kProfDescription);
-  cmd->prefix_command();
-  auto opts = addProfOptions(*cmd);
-  return [opts, cmd]() { return runProf(*opts, cmd->remaining()); };
+int profMain(const std::string& name, int argc, char** argv) {
+  CLI::App app{name + ": " + kProfDescription, name};
+  app.set_version_flag("--version", name + " " + trace::kRlscopeVersion);
+  app.prefix_command();
+  auto opts = addProfOptions(app);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << name << ": error: " << e.what() << " (see `" << name << " --help`)\n";
+    return 2;
+  }
+  try {
+    return runProf(*opts, app.remaining());
+  } catch (const std::exception& e) {
+    std::cerr << "rlscope-prof: error: " << e.what() << '\n';
+    return 1;
+  }
 }
 
 }  // namespace rlscope::cli

@@ -27,4 +27,8 @@ std::shared_ptr<ProfOptions> addProfOptions(CLI::App& cmd);
 // Profiles `command` and returns the exit status rlscope-prof exits with.
 int runProf(const ProfOptions& options, std::vector<std::string> command);
 
+// The whole command line of rlscope-prof (`name` is how the user called it: "rlscope-prof" or
+// "rlscope prof"); argv[0] is skipped. Returns the exit status.
+int profMain(const std::string& name, int argc, char** argv);
+
 }  // namespace rlscope::cli

@@ -88,6 +88,7 @@ struct OpenRange {
 struct ThreadInfo {
   std::int64_t start = 0;
   std::string name;
+  bool nameFromNvtx = false;  // nvtxNameOsThread names win over OS thread names
 };
 
 class Merger {
@@ -241,7 +242,11 @@ class Merger {
       case RecordType::kThreadName:
         if (auto t = r.payload<part::ThreadName>()) {
           touchThread(p, t->tid, 0);
-          p.threads[t->tid].name = std::string(r.string<part::ThreadName>(0).value_or(""));
+          ThreadInfo& info = p.threads[t->tid];
+          if (t->fromNvtx || !info.nameFromNvtx) {
+            info.name = std::string(r.string<part::ThreadName>(0).value_or(""));
+            info.nameFromNvtx = t->fromNvtx != 0;
+          }
         }
         break;
       case RecordType::kWarning:

@@ -8,17 +8,19 @@
 // with normalised discounted returns G_t. Everything is deterministic given --seed (our own
 // random-number conversions, no std:: distributions whose output differs between libraries).
 //
-// It records its own timeline while it runs and writes it, at exit, as a PyTorch-profiler /
-// Kineto-style Chrome trace JSON (--trace-out): `user_annotation` events for the operations
-// ("training_loop" > "inference", "simulation", "backpropagation"), `cpu_op` events for the
-// neural-network math, `rlscope.simulator` events for the CartPole calls and `rlscope.phase`
-// events for the phases ("data_collection", "training"). Times come from std::chrono::
-// steady_clock in integer nanoseconds and are written as microseconds with three decimals.
+// Its operations ("training_loop" > "inference", "simulation", "backpropagation") and phases
+// ("data_collection", "training") are marked with rlscope's annotations (rlscope/rlscope.h, which
+// emit NVTX), so `rlscope-prof -- rlscope_sample_cpu_training` records them; run alone, the
+// annotations cost a few nanoseconds each.
 //
-// This recording is a STAND-IN FOR THE COLLECTOR: until `rlscope-prof` exists, this is how the
-// demo, the docs and the tests get a real trace of a real workload (`rlscope import` reads the
-// file). Once the collector exists, the same program runs unmodified under `rlscope-prof`, and
-// the self-recording can be switched off with --no-trace.
+// With --trace-out it also records its own timeline, finer than the collector sees today, and
+// writes it at exit as a PyTorch-profiler / Kineto-style Chrome trace JSON: `user_annotation`
+// events for the operations, `cpu_op` events for the neural-network math, `rlscope.simulator`
+// events for the CartPole calls and `rlscope.phase` events for the phases. Times come from
+// std::chrono::steady_clock in integer nanoseconds, written as microseconds with three decimals.
+// `rlscope import` reads the file; the demo, the docs and the tests use it for CPU categories
+// until the collector records them itself (Python, backend and simulator time).
+#include <rlscope/rlscope.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -96,23 +98,30 @@ class Recorder {
   std::vector<Record> records_;
 };
 
-// RAII scope: one X event from construction to destruction. Parents are opened before their
+// RAII scope: an rlscope operation or phase for the collector, and one X event of the
+// self-recorded trace (when on) from construction to destruction. Parents are opened before their
 // children, so the records come out in start order.
 class Scope {
  public:
   Scope(Recorder& r, Cat cat, const char* name, std::array<std::int32_t, 4> dims = {})
-      : recorder_(r.enabled() ? &r : nullptr) {
+      : recorder_(r.enabled() ? &r : nullptr), cat_(cat) {
+    if (cat_ == Cat::kUserAnnotation) rlscope_operation_push(name);
+    if (cat_ == Cat::kPhase) phase_ = rlscope_phase_begin(name);
     if (recorder_) index_ = recorder_->open(cat, name, dims);
   }
   ~Scope() {
     if (recorder_) recorder_->close(index_);
+    if (cat_ == Cat::kUserAnnotation) rlscope_operation_pop();
+    if (cat_ == Cat::kPhase) rlscope_phase_end(phase_);
   }
   Scope(const Scope&) = delete;
   Scope& operator=(const Scope&) = delete;
 
  private:
   Recorder* recorder_;
+  Cat cat_;
   std::size_t index_ = 0;
+  rlscope_phase_t phase_ = 0;
 };
 
 // Microseconds with exactly three decimals, from integer nanoseconds (no floating point).
@@ -412,22 +421,23 @@ struct Options {
   int maxSteps = 200;
   double lr = 0.1;
   double gamma = 0.99;
-  std::string traceOut = "sample_trace.json";
-  bool trace = true;
+  std::string traceOut;
+  bool trace = false;
   bool verbose = false;
 };
 
 constexpr const char* kUsage =
     "usage: rlscope_sample_cpu_training [options]\n"
-    "Trains a small MLP policy on CartPole with REINFORCE and records its own timeline as a\n"
-    "Kineto-style Chrome trace (a stand-in for rlscope-prof until the collector exists).\n"
+    "Trains a small MLP policy on CartPole with REINFORCE. Its operations and phases are\n"
+    "rlscope annotations: profile it with `rlscope-prof -- rlscope_sample_cpu_training`.\n"
     "  --iterations N   episodes, one policy update each (default 20)\n"
     "  --seed S         random seed; the run is deterministic given it (default 1)\n"
     "  --hidden H       hidden layer width (default 32)\n"
     "  --max-steps N    episode length limit (default 200)\n"
     "  --lr X           SGD learning rate (default 0.1)\n"
-    "  --trace-out P    where to write the trace (default sample_trace.json)\n"
-    "  --no-trace       do not record or write a trace\n"
+    "  --trace-out P    also record its own finer timeline and write it to P as a\n"
+    "                   Kineto-style Chrome trace (for `rlscope import`)\n"
+    "  --no-trace       do not write that trace (the default)\n"
     "  --verbose        print the return of every episode\n"
     "  --help           this text\n";
 
@@ -480,6 +490,7 @@ Options parseArgs(int argc, char** argv) {
     } else if (a == "--trace-out") {
       o.traceOut = value();
       if (o.traceOut.empty()) usageError("--trace-out: empty path");
+      o.trace = true;
     } else if (a == "--no-trace") {
       o.trace = false;
     } else if (a == "--verbose") {
@@ -557,6 +568,7 @@ int main(int argc, char** argv) {
         reinforceUpdate(rec, policy, states, actions, rewards, opt.gamma, opt.lr, batchAct);
       }
       returns.push_back(static_cast<double>(rewards.size()));
+      rlscope::progress("iteration", static_cast<std::uint64_t>(it + 1));
       if (opt.verbose) {
         std::cout << "iteration " << it + 1 << "/" << opt.iterations << ": return "
                   << rewards.size() << '\n';

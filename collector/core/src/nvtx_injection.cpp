@@ -6,7 +6,6 @@
 
 #include <atomic>
 #include <cstring>
-#include <cwchar>
 #include <string>
 
 #include "collector_state.h"
@@ -28,19 +27,28 @@ H handleOf(std::uint64_t id) {
   return reinterpret_cast<H>(static_cast<std::uintptr_t>(id));
 }
 
-// NVTX's wide-string variants: kept as UTF-8 so nothing is lost.
+// NVTX's wide-string variants, kept as UTF-8 whatever the program's locale (wchar_t is UTF-32
+// on Linux); invalid code points become U+FFFD.
 std::string narrow(const wchar_t* w) {
   std::string out;
   if (!w) return out;
-  std::mbstate_t st{};
-  char buf[MB_LEN_MAX];
   for (; *w; ++w) {
-    std::size_t n = std::wcrtomb(buf, *w, &st);
-    if (n == static_cast<std::size_t>(-1)) {
-      out += '?';
-      st = {};
+    auto c = static_cast<std::uint32_t>(*w);
+    if (c > 0x10ffff || (c >= 0xd800 && c <= 0xdfff)) c = 0xfffd;
+    if (c < 0x80) {
+      out += static_cast<char>(c);
+    } else if (c < 0x800) {
+      out += static_cast<char>(0xc0 | (c >> 6));
+      out += static_cast<char>(0x80 | (c & 0x3f));
+    } else if (c < 0x10000) {
+      out += static_cast<char>(0xe0 | (c >> 12));
+      out += static_cast<char>(0x80 | ((c >> 6) & 0x3f));
+      out += static_cast<char>(0x80 | (c & 0x3f));
     } else {
-      out.append(buf, n);
+      out += static_cast<char>(0xf0 | (c >> 18));
+      out += static_cast<char>(0x80 | ((c >> 12) & 0x3f));
+      out += static_cast<char>(0x80 | ((c >> 6) & 0x3f));
+      out += static_cast<char>(0x80 | (c & 0x3f));
     }
   }
   return out;
@@ -220,7 +228,7 @@ void NVTX_API domainNameCategoryW(nvtxDomainHandle_t d, uint32_t category, const
 }
 void NVTX_API nameOsThreadA(uint32_t tid, const char* name) {
   ThreadBuffer* b = threadBuffer();
-  if (b) record(b, RecordType::kThreadName, part::ThreadName{tid, 0}, {view(name)});
+  if (b) record(b, RecordType::kThreadName, part::ThreadName{tid, 1}, {view(name)});
 }
 void NVTX_API nameOsThreadW(uint32_t tid, const wchar_t* name) {
   std::string text = narrow(name);

@@ -118,8 +118,8 @@ struct ThreadStart {
 static_assert(sizeof(ThreadStart) == 16);
 
 struct ThreadName {
-  std::uint32_t tid;  // the OS thread named (may differ from the block's thread)
-  std::uint32_t reserved;
+  std::uint32_t tid;       // the OS thread named (may differ from the block's thread)
+  std::uint32_t fromNvtx;  // 1: nvtxNameOsThread, which wins over the OS name (0)
 };
 static_assert(sizeof(ThreadName) == 8);
 

@@ -1,0 +1,265 @@
+// rlscope-prof end to end: real programs (tests/collector/programs, samples/) run under the
+// collector, and the merged trace is checked with SQL, as a user would query it.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <string>
+#include <vector>
+
+#include "rlscope/trace/sqlite.h"
+#include "support/run_command.h"
+#include "support/temp_dir.h"
+
+namespace rlscope {
+namespace {
+
+using testing::CommandResult;
+using testing::runCommand;
+using testing::TempDir;
+
+std::string workload() {
+  return std::string(RLSCOPE_BIN_DIR) + "/rlscope_test_workload";
+}
+
+struct Profiled {
+  CommandResult result;
+  std::filesystem::path trace;
+};
+
+Profiled profile(const TempDir& tmp, std::vector<std::string> command,
+                 std::vector<std::string> options = {}) {
+  Profiled p;
+  p.trace = tmp / "trace.sqlite";
+  std::vector<std::string> argv = {"rlscope-prof", "-o", p.trace.string()};
+  argv.insert(argv.end(), options.begin(), options.end());
+  argv.push_back("--");
+  argv.insert(argv.end(), command.begin(), command.end());
+  p.result = runCommand(argv);
+  return p;
+}
+
+class Trace {
+ public:
+  explicit Trace(const std::filesystem::path& path)
+      : db_(path, trace::Database::Mode::kReadOnlyUntrusted) {}
+  std::int64_t count(const std::string& sql) { return db_.queryInt(sql).value_or(-1); }
+  std::string text(const std::string& sql) {
+    auto st = db_.prepare(sql);
+    return st.step() ? st.columnAsText(0) : std::string("<no row>");
+  }
+  std::vector<std::string> texts(const std::string& sql) {
+    std::vector<std::string> out;
+    auto st = db_.prepare(sql);
+    while (st.step()) out.push_back(st.columnAsText(0));
+    return out;
+  }
+
+ private:
+  trace::Database db_;
+};
+
+constexpr const char* kOperationNames =
+    "SELECT s.value FROM rlscope_operations o JOIN StringIds s ON s.id = o.nameId ";
+
+TEST(Prof, RecordsEveryKindOfNvtxCall) {
+  TempDir tmp;
+  auto p = profile(tmp, {workload(), "nvtx"});
+  ASSERT_EQ(p.result.exitCode, 0) << p.result.err;
+  Trace t(p.trace);
+  // Push/pop nesting and the innermost-first attribution.
+  EXPECT_EQ(t.count("SELECT COUNT(*) FROM rlscope_operations o JOIN StringIds s ON s.id = o.nameId "
+                    "JOIN rlscope_operations parent ON parent.id = o.parentId "
+                    "JOIN StringIds ps ON ps.id = parent.nameId "
+                    "WHERE s.value = 'inner' AND ps.value = 'outer' AND o.depth = 1"),
+            1);
+  // A registered string in a domain, with its color and category.
+  EXPECT_EQ(t.count("SELECT COUNT(*) FROM NVTX_EVENTS n JOIN StringIds s ON s.id = n.textId "
+                    "WHERE s.value = 'registered range' AND n.eventType = 59 "
+                    "AND n.color = 4278255360 AND n.category = 7 AND n.domainId != 0"),
+            1);
+  EXPECT_EQ(t.count("SELECT COUNT(*) FROM NVTX_EVENTS WHERE eventType = 75 AND text = 'my.domain'"),
+            1);
+  EXPECT_EQ(t.count("SELECT COUNT(*) FROM NVTX_EVENTS WHERE eventType = 33 AND category = 7 "
+                    "AND text = 'my category'"),
+            1);
+  EXPECT_EQ(t.count("SELECT COUNT(*) FROM NVTX_EVENTS WHERE eventType = 34 AND text = 'a mark'"), 1);
+  // A start/end range closed by another thread.
+  EXPECT_EQ(t.count("SELECT COUNT(*) FROM NVTX_EVENTS WHERE eventType = 60 AND "
+                    "text = 'across threads' AND endGlobalTid != 0 AND endGlobalTid != globalTid "
+                    "AND end > start"),
+            1);
+  // Names of any length and bytes, and wide strings as UTF-8.
+  EXPECT_EQ(t.count("SELECT COUNT(*) FROM NVTX_EVENTS WHERE length(text) = 100000"), 1);
+  EXPECT_EQ(t.count("SELECT COUNT(*) FROM NVTX_EVENTS WHERE "
+                    "CAST(text AS BLOB) = CAST(X'627974657320FFFE0120E282AC' AS BLOB)"),
+            1);
+  EXPECT_EQ(t.count("SELECT COUNT(*) FROM NVTX_EVENTS WHERE text = 'wide ' || char(233)"), 1);
+  // rlscope annotations: an annotation operation, a phase, a progress mark with its payload.
+  EXPECT_EQ(t.count(std::string("SELECT COUNT(*) FROM (") + kOperationNames +
+                    "WHERE s.value = 'annotated' AND o.source = 0)"),
+            1);
+  EXPECT_EQ(t.count("SELECT COUNT(*) FROM rlscope_phases p JOIN StringIds s ON s.id = p.nameId "
+                    "WHERE s.value = 'training' AND p.end > p.start"),
+            1);
+  EXPECT_EQ(t.count("SELECT COUNT(*) FROM NVTX_EVENTS WHERE eventType = 34 AND text = 'iteration'"),
+            1);
+  // NVTX ranges are operations of source 1; the range left open is closed at exit and flagged.
+  EXPECT_EQ(t.count(std::string("SELECT COUNT(*) FROM (") + kOperationNames +
+                    "WHERE s.value = 'open at exit' AND o.source = 1 "
+                    "AND o.args = '{\"unterminated\":true}')"),
+            1);
+  EXPECT_NE(p.result.err.find("1 NVTX push/pop ranges still open"), std::string::npos)
+      << p.result.err;
+  EXPECT_NE(p.result.err.find("1 NVTX pops without a matching push"), std::string::npos)
+      << p.result.err;
+  // Thread names: nvtxNameOsThread wins over the OS name of the main thread.
+  EXPECT_EQ(t.count("SELECT COUNT(*) FROM rlscope_threads WHERE name = 'main thread'"), 1);
+  EXPECT_EQ(t.text("SELECT value FROM rlscope_meta WHERE key = 'source_format'"), "rlscope-prof");
+  EXPECT_EQ(t.text("SELECT substr(value, 1, 12) FROM rlscope_meta WHERE key = 'gpu_activity'"),
+            "unavailable:");
+}
+
+TEST(Prof, ThousandsOfShortLivedThreads) {
+  TempDir tmp;
+  auto p = profile(tmp, {workload(), "threads", "2000"});
+  ASSERT_EQ(p.result.exitCode, 0) << p.result.err;
+  Trace t(p.trace);
+  EXPECT_EQ(t.count("SELECT COUNT(*) FROM rlscope_operations"), 2000);
+  EXPECT_EQ(t.count("SELECT COUNT(DISTINCT globalTid) FROM rlscope_operations"), 2000);
+  EXPECT_EQ(t.count("SELECT COUNT(*) FROM rlscope_operations o JOIN StringIds s ON "
+                    "s.id = o.nameId WHERE s.value = 'thread 1999'"),
+            1);
+}
+
+TEST(Prof, ExitStatusMissingAndNonExecutableCommands) {
+  EXPECT_EQ(profile(TempDir(), {workload(), "exit", "3"}).result.exitCode, 3);
+  TempDir tmp;
+  auto missing = profile(tmp, {"/no/such/program"});
+  EXPECT_EQ(missing.result.exitCode, 127);
+  EXPECT_EQ(testing::lines(missing.result.err).size(), 1u) << missing.result.err;
+  EXPECT_FALSE(std::filesystem::exists(missing.trace));
+  auto notFound = profile(tmp, {"rlscope-no-such-command-xyz"});
+  EXPECT_EQ(notFound.result.exitCode, 127);
+  EXPECT_NE(notFound.result.err.find("command not found"), std::string::npos);
+  auto script = tmp.write("not-executable.sh", "#!/bin/sh\nexit 0\n");
+  auto notExec = profile(tmp, {script.string()});
+  EXPECT_EQ(notExec.result.exitCode, 126);
+  EXPECT_NE(notExec.result.err.find("not executable"), std::string::npos) << notExec.result.err;
+  auto none = runCommand({"rlscope-prof"});
+  EXPECT_EQ(none.exitCode, 2);
+  EXPECT_EQ(testing::lines(none.err).size(), 1u) << none.err;
+}
+
+TEST(Prof, ForkWithoutExecGetsItsOwnProcess) {
+  for (const char* mode : {"fork", "fork-underscore-exit"}) {
+    SCOPED_TRACE(mode);
+    TempDir tmp;
+    auto p = profile(tmp, {workload(), mode});
+    ASSERT_EQ(p.result.exitCode, 0) << p.result.err;
+    Trace t(p.trace);
+    EXPECT_EQ(t.count("SELECT COUNT(*) FROM rlscope_processes"), 2);
+    // The child: its own pid, its parent recorded, its range, its exit status; and none of
+    // the parent's ranges are duplicated into it.
+    EXPECT_EQ(t.count("SELECT COUNT(*) FROM rlscope_processes c JOIN rlscope_processes p "
+                      "ON c.parentPid = p.pid WHERE c.exitStatus = 5"),
+              1);
+    EXPECT_EQ(t.count("SELECT COUNT(*) FROM rlscope_operations o JOIN StringIds s ON "
+                      "s.id = o.nameId JOIN rlscope_processes c ON c.exitStatus = 5 AND "
+                      "(o.globalTid >> 24) = (c.globalPid >> 24) WHERE s.value = 'child work'"),
+              1);
+    EXPECT_EQ(t.count("SELECT COUNT(*) FROM rlscope_operations o JOIN StringIds s ON "
+                      "s.id = o.nameId WHERE s.value = 'parent before fork'"),
+              1);
+    // _exit is seen by the collector: the child's part is complete, nothing is cut short.
+    EXPECT_EQ(p.result.err.find("ended without finishing"), std::string::npos) << p.result.err;
+  }
+}
+
+TEST(Prof, ChildProcessesOfAllKinds) {
+  TempDir tmp;
+  auto p = profile(tmp, {workload(), "multiprocess"});
+  ASSERT_EQ(p.result.exitCode, 0) << p.result.err;
+  Trace t(p.trace);
+  // The parent, the spawned child, the shell of system() and the child it runs.
+  EXPECT_GE(t.count("SELECT COUNT(*) FROM rlscope_processes"), 3);
+  EXPECT_EQ(t.count("SELECT COUNT(*) FROM rlscope_operations o JOIN StringIds s ON "
+                    "s.id = o.nameId WHERE s.value = 'child'"),
+            2);
+  EXPECT_EQ(t.count("SELECT COUNT(DISTINCT globalTid >> 24) FROM rlscope_operations"), 3);
+}
+
+TEST(Prof, CrashSigkillAndSigtermKeepWhatWasRecorded) {
+  struct Case {
+    const char* mode;
+    int status;
+    bool finished;  // the collector saw the end (it handles SIGTERM, not SEGV or KILL)
+  };
+  for (Case c : {Case{"segv", 128 + SIGSEGV, false}, Case{"sigkill", 128 + SIGKILL, false},
+                 Case{"sigterm", 128 + SIGTERM, true}}) {
+    SCOPED_TRACE(c.mode);
+    TempDir tmp;
+    auto p = profile(tmp, {workload(), c.mode});
+    EXPECT_EQ(p.result.exitCode, c.status) << p.result.err;
+    ASSERT_TRUE(std::filesystem::exists(p.trace)) << p.result.err;
+    Trace t(p.trace);
+    EXPECT_EQ(t.count("SELECT COUNT(*) FROM rlscope_operations o JOIN StringIds s ON "
+                      "s.id = o.nameId WHERE s.value = 'before the end'"),
+              1);
+    EXPECT_NE(p.result.err.find("was killed by signal"), std::string::npos) << p.result.err;
+    bool cutShort = p.result.err.find("ended without finishing") != std::string::npos;
+    EXPECT_EQ(cutShort, !c.finished) << p.result.err;
+    if (c.finished) {
+      // The range open at the signal is kept, closed at the end, flagged.
+      EXPECT_EQ(t.count("SELECT COUNT(*) FROM rlscope_operations o JOIN StringIds s ON "
+                        "s.id = o.nameId WHERE s.value = 'open when killed' AND "
+                        "o.args = '{\"unterminated\":true}'"),
+                1);
+      EXPECT_EQ(t.count("SELECT exitStatus FROM rlscope_processes"), 128 + SIGTERM);
+    }
+  }
+}
+
+TEST(Prof, CpuSampleOperationsAndPhases) {
+  TempDir tmp;
+  auto p = profile(tmp, {std::string(RLSCOPE_BIN_DIR) + "/rlscope_sample_cpu_training",
+                         "--iterations", "5"});
+  ASSERT_EQ(p.result.exitCode, 0) << p.result.err;
+  EXPECT_NE(p.result.out.find("cpu_training: 5 iterations"), std::string::npos);
+  EXPECT_NE(p.result.err.find("trace written to"), std::string::npos) << p.result.err;
+  Trace t(p.trace);
+  auto names = t.texts(std::string(kOperationNames) + "GROUP BY s.value ORDER BY s.value");
+  EXPECT_EQ(names, (std::vector<std::string>{"backpropagation", "inference", "simulation",
+                                             "training_loop"}));
+  EXPECT_EQ(t.count("SELECT COUNT(*) FROM rlscope_phases"), 10);
+  EXPECT_EQ(t.count("SELECT MAX(depth) FROM rlscope_operations"), 1);
+  EXPECT_EQ(t.count("SELECT COUNT(*) FROM rlscope_operations WHERE source != 0"), 0);
+}
+
+TEST(Prof, NoNvtxRecordsNoRanges) {
+  TempDir tmp;
+  auto p = profile(tmp, {workload(), "nvtx"}, {"--no-nvtx", "--no-cuda-api", "--no-gpu-activity"});
+  ASSERT_EQ(p.result.exitCode, 0) << p.result.err;
+  Trace t(p.trace);
+  EXPECT_EQ(t.count("SELECT COUNT(*) FROM NVTX_EVENTS"), 0);
+  EXPECT_EQ(t.count("SELECT COUNT(*) FROM rlscope_processes"), 1);
+  EXPECT_EQ(t.text("SELECT value FROM rlscope_meta WHERE key = 'features'"),
+            R"({"cuda_api":false,"gpu_activity":false,"nvtx":false})");
+  // No GPU warning when CUDA recording is switched off.
+  EXPECT_EQ(p.result.err.find("warning: GPU activity unavailable"), std::string::npos)
+      << p.result.err;
+}
+
+TEST(Prof, RlscopeProfIsTheSameCommand) {
+  TempDir tmp;
+  auto out = tmp / "t.sqlite";
+  auto r = runCommand({"rlscope", "prof", "-q", "-o", out.string(), "--", workload(), "exit", "4"});
+  EXPECT_EQ(r.exitCode, 4) << r.err;
+  EXPECT_TRUE(std::filesystem::exists(out));
+  auto help = runCommand({"rlscope-prof", "--help"});
+  EXPECT_EQ(help.exitCode, 0);
+  for (const char* option : {"--no-cuda-api", "--no-gpu-activity", "--no-nvtx", "--output"})
+    EXPECT_NE(help.out.find(option), std::string::npos) << option;
+}
+
+}  // namespace
+}  // namespace rlscope

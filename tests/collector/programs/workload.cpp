@@ -1,0 +1,171 @@
+// rlscope_test_workload MODE: small programs that the collector's end-to-end tests run under
+// rlscope-prof, one behaviour per mode. They use plain NVTX (nvtx3) and rlscope annotations,
+// exactly as user programs do.
+#include <nvtx3/nvToolsExt.h>
+#include <rlscope/rlscope.h>
+#include <pthread.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+extern char** environ;
+
+namespace {
+
+void spin(int micros) {
+  usleep(static_cast<useconds_t>(micros));
+}
+
+// Every kind of NVTX call the collector handles.
+int nvtxCalls() {
+  nvtxNameOsThreadA(static_cast<uint32_t>(gettid()), "main thread");
+  nvtxNameCategoryA(7, "my category");
+  nvtxRangePushA("outer");
+  nvtxRangePushA("inner");
+  spin(200);
+  nvtxRangePop();
+  nvtxMarkA("a mark");
+  nvtxRangePop();
+
+  nvtxDomainHandle_t d = nvtxDomainCreateA("my.domain");
+  nvtxEventAttributes_t a{};
+  a.version = NVTX_VERSION;
+  a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+  a.messageType = NVTX_MESSAGE_TYPE_REGISTERED;
+  a.message.registered = nvtxDomainRegisterStringA(d, "registered range");
+  a.colorType = NVTX_COLOR_ARGB;
+  a.color = 0xff00ff00;
+  a.category = 7;
+  nvtxDomainRangePushEx(d, &a);
+  spin(100);
+  nvtxDomainRangePop(d);
+
+  // A start/end range that ends on another thread.
+  nvtxRangeId_t id = nvtxRangeStartA("across threads");
+  std::thread([id] {
+    spin(100);
+    nvtxRangeEnd(id);
+  }).join();
+
+  // Names of any length and bytes.
+  std::string longName(100000, 'x');
+  nvtxRangePushA(longName.c_str());
+  nvtxRangePop();
+  nvtxRangePushA("bytes \xff\xfe\x01 \xe2\x82\xac");
+  nvtxRangePop();
+  nvtxRangePushW(L"wide \u00e9");
+  nvtxRangePop();
+
+  // rlscope annotations: operations, a phase, progress.
+  rlscope_phase_t phase = rlscope_phase_begin("training");
+  {
+    rlscope::Operation op("annotated");
+    rlscope::progress("iteration", 42);
+  }
+  rlscope_phase_end(phase);
+
+  nvtxRangePop();  // a pop without a push
+  nvtxRangePushA("open at exit");
+  return 0;
+}
+
+// Many short-lived threads, each with a range.
+int manyThreads(int n) {
+  for (int i = 0; i < n; i += 50) {
+    std::vector<std::thread> ts;
+    for (int j = i; j < i + 50 && j < n; ++j)
+      ts.emplace_back([j] {
+        std::string name = "thread " + std::to_string(j);
+        nvtxRangePushA(name.c_str());
+        nvtxRangePop();
+      });
+    for (auto& t : ts) t.join();
+  }
+  return 0;
+}
+
+// Ranges, then a fork without exec: the child records ranges of its own and leaves with exit()
+// or _exit(); the parent waits for it.
+int forkNoExec(bool underscoreExit) {
+  nvtxRangePushA("parent before fork");
+  nvtxRangePop();
+  pid_t pid = fork();
+  if (pid == 0) {
+    nvtxRangePushA("child work");
+    spin(1000);
+    nvtxRangePop();
+    if (underscoreExit) _exit(5);
+    std::exit(5);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  nvtxRangePushA("parent after fork");
+  nvtxRangePop();
+  return WIFEXITED(status) && WEXITSTATUS(status) == 5 ? 0 : 1;
+}
+
+// A parent that starts two children (posix_spawn of itself and a shell that runs it again).
+int multiProcess(const char* self) {
+  nvtxRangePushA("parent");
+  std::vector<char*> args = {const_cast<char*>(self), const_cast<char*>("child"), nullptr};
+  pid_t pid = 0;
+  if (posix_spawn(&pid, self, nullptr, nullptr, args.data(), environ) != 0) return 1;
+  int status = 0;
+  waitpid(pid, &status, 0);
+  std::string cmd = std::string("'") + self + "' child";
+  int rc = std::system(cmd.c_str());
+  nvtxRangePop();
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0 && rc == 0 ? 0 : 1;
+}
+
+int child() {
+  nvtxRangePushA("child");
+  spin(500);
+  nvtxRangePop();
+  return 0;
+}
+
+// Records a range, lets the collector's writer flush it (RLSCOPE_FLUSH_MS is 100 by default),
+// then dies without any exit handler.
+int dieBy(int sig) {
+  nvtxRangePushA("before the end");
+  spin(1000);
+  nvtxRangePop();
+  nvtxRangePushA("open when killed");
+  spin(400000);
+  if (sig == SIGSEGV) {
+    volatile int* p = nullptr;
+    *p = 1;
+  }
+  raise(sig);
+  spin(2000000);  // SIGTERM: the collector finishes the part and re-raises it
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string_view mode = argc > 1 ? argv[1] : "";
+  if (mode == "nvtx") return nvtxCalls();
+  if (mode == "threads") return manyThreads(argc > 2 ? std::atoi(argv[2]) : 1000);
+  if (mode == "fork") return forkNoExec(false);
+  if (mode == "fork-underscore-exit") return forkNoExec(true);
+  if (mode == "multiprocess") return multiProcess(argv[0]);
+  if (mode == "child") return child();
+  if (mode == "segv") return dieBy(SIGSEGV);
+  if (mode == "sigkill") return dieBy(SIGKILL);
+  if (mode == "sigterm") return dieBy(SIGTERM);
+  if (mode == "exit") return argc > 2 ? std::atoi(argv[2]) : 0;
+  std::fprintf(stderr, "usage: rlscope_test_workload nvtx|threads [N]|fork|fork-underscore-exit|"
+                       "multiprocess|child|segv|sigkill|sigterm|exit [STATUS]\n");
+  return 2;
+}
