@@ -166,6 +166,7 @@ class Merger {
     std::unordered_map<std::uint64_t, OpenRange> started;
     std::unordered_map<std::uint64_t, std::pair<std::uint32_t, std::int64_t>> ended;
     std::map<std::uint32_t, std::uint64_t> unmatchedPops;
+    std::uint64_t droppedCudaRecords = 0;  // summed over the part's flushes
   };
 
   std::int64_t globalTid(const Part& p, std::uint32_t tid) const {
@@ -344,9 +345,7 @@ class Merger {
         }
         break;
       case RecordType::kDroppedRecords:
-        if (auto d = r.payload<part::DroppedRecords>())
-          warn("process " + std::to_string(p.pid) + ": CUPTI dropped " +
-               std::to_string(d->count) + " activity records (its buffers were full)");
+        if (auto d = r.payload<part::DroppedRecords>()) p.droppedCudaRecords += d->count;
         break;
       default:
         break;  // records of names (pass 1) and types a newer collector writes
@@ -449,6 +448,9 @@ class Merger {
       warn("process " + std::to_string(p.pid) + ": " + std::to_string(open) +
            " NVTX push/pop ranges still open when it ended; closed at its end and marked "
            "{\"unterminated\":true} in rlscope_operations.args");
+    if (p.droppedCudaRecords)
+      warn("process " + std::to_string(p.pid) + ": CUPTI dropped " +
+           std::to_string(p.droppedCudaRecords) + " activity records (its buffers were full)");
     for (auto& [tid, n] : p.unmatchedPops)
       warn("process " + std::to_string(p.pid) + " thread " + std::to_string(tid) + ": " +
            std::to_string(n) + " NVTX pops without a matching push (ignored)");

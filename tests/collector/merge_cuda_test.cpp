@@ -1,0 +1,155 @@
+// The merge of CUDA records (as the CUPTI library writes them) into the trace: kernels with names
+// demangled, API calls, correlation, and each launch tied to its operation, by the external
+// correlation id the collector pushed or, without one, by the launching thread's open operation.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "part_file.h"
+#include "part_merger.h"
+#include "rlscope/part/format.h"
+#include "rlscope/part/record_codec.h"
+#include "rlscope/trace/sqlite.h"
+#include "support/temp_dir.h"
+
+namespace rlscope {
+namespace {
+
+using part::RecordType;
+
+class PartBuilder {
+ public:
+  template <class P>
+  PartBuilder& add(std::uint32_t tid, RecordType type, const P& payload,
+                   std::initializer_list<std::string_view> strings = {}) {
+    auto& bytes = blocks_[tid];
+    std::size_t at = bytes.size();
+    bytes.resize(at + part::encodedSize<P>(strings));
+    part::encodeRecord(bytes.data() + at, type, payload, strings);
+    return *this;
+  }
+  void write(const std::filesystem::path& dir, std::uint32_t pid) {
+    part::FileHeader h{};
+    std::memcpy(h.magic, part::kFileMagic, sizeof h.magic);
+    h.version = part::kFormatVersion;
+    h.pid = pid;
+    h.startMonotonicNs = 1000;
+    collector::PartFile f;
+    ASSERT_EQ(f.open(dir.string(), h), "");
+    for (auto& [tid, bytes] : blocks_) f.writeBlock(tid, bytes.data(), bytes.size());
+  }
+
+ private:
+  std::map<std::uint32_t, std::vector<std::byte>> blocks_;
+};
+
+part::ApiCall launch(std::int64_t start, std::uint32_t tid, std::uint32_t correlation) {
+  return {start, start + 5, static_cast<std::uint32_t>(part::ApiKind::kRuntime), 211, tid,
+          correlation, 0, 0};
+}
+
+part::Kernel kernel(std::int64_t start, std::uint32_t correlation) {
+  part::Kernel k{};
+  k.start = start;
+  k.end = start + 100;
+  k.deviceId = 0;
+  k.streamId = 7;
+  k.correlationId = correlation;
+  k.gridX = 80, k.gridY = 1, k.gridZ = 1, k.blockX = 256, k.blockY = 1, k.blockZ = 1;
+  k.registersPerThread = 32;
+  k.staticSharedMemory = 1024;
+  return k;
+}
+
+TEST(MergeCuda, KernelsApiCallsAndOperationAttribution) {
+  testing::TempDir tmp;
+  const std::uint32_t pid = 4242, tid = 4242;
+  PartBuilder b;
+  b.add(0, RecordType::kProcessInfo, part::ProcessInfo{1000, pid, 1, 7, 0}, {"/bin/train", "train"});
+  b.add(0, RecordType::kGpuActivityStatus, part::GpuActivityStatus{1000, 1, 0});
+  part::GpuInfo g{};
+  g.deviceId = 0, g.smCount = 132, g.computeMajor = 9, g.computeMinor = 0;
+  g.memoryBandwidth = 4800'000'000'000;
+  b.add(0, RecordType::kGpuInfo, g, {"NVIDIA H200", "GPU-uuid", "0000:01:00.0", "GH100"});
+  // Thread: "step" > "forward"; a launch in forward with external correlation, one in step
+  // without (attributed by time), one outside any operation.
+  b.add(tid, RecordType::kThreadStart, part::ThreadStart{1000, tid, 0});
+  b.add(tid, RecordType::kRangePushA, part::Instant{2000}, {"step"});
+  b.add(tid, RecordType::kRangePushA, part::Instant{2100}, {"forward"});
+  b.add(tid, RecordType::kRangePop, part::NvtxPop{2500, 0});
+  b.add(tid, RecordType::kRangePop, part::NvtxPop{3000, 0});
+  b.add(0, RecordType::kApiCall, launch(2200, tid, 11), {"cudaLaunchKernel"});
+  b.add(0, RecordType::kApiCall, launch(2600, tid, 12), {"cudaLaunchKernel"});
+  b.add(0, RecordType::kApiCall, launch(3500, tid, 13), {"cudaLaunchKernel"});
+  // The collector's id for "forward": (tid << 32) | 2 (the thread's second push).
+  b.add(0, RecordType::kExternalCorrelation,
+        part::ExternalCorrelation{(std::uint64_t{tid} << 32) | 2, 0, 11});
+  b.add(0, RecordType::kKernel, kernel(2300, 11), {"_Z6matmulPKfS0_Pfi"});
+  b.add(0, RecordType::kKernel, kernel(2700, 12), {"_ZN5torch4reluIfEEvPT_i"});
+  b.add(0, RecordType::kKernel, kernel(3600, 13), {"plain_c_kernel"});
+  part::Memcpy m{};
+  m.start = 2800, m.end = 2900, m.bytes = 4096, m.correlationId = 12, m.copyKind = 1;
+  b.add(0, RecordType::kMemcpy, m);
+  b.add(0, RecordType::kProcessEnd, part::ProcessEnd{4000, 0, 0, {0, 0}});
+  b.write(tmp.path(), pid);
+
+  auto out = tmp / "t.sqlite";
+  merge::MergeOptions o;
+  o.features = 7;
+  auto report = merge::mergeParts(tmp.path(), out, o);
+  EXPECT_EQ(report.gpuActivity, "recorded");
+  EXPECT_TRUE(report.warnings.empty()) << report.warnings.front();
+
+  trace::Database db(out, trace::Database::Mode::kReadOnlyUntrusted);
+  auto text = [&](const std::string& sql) {
+    auto st = db.prepare(sql);
+    return st.step() ? st.columnAsText(0) : std::string("<none>");
+  };
+  EXPECT_EQ(text("SELECT group_concat(s.value, '|') FROM (SELECT shortName FROM "
+                 "CUPTI_ACTIVITY_KIND_KERNEL ORDER BY start) k JOIN StringIds s ON s.id = k.shortName"),
+            "matmul|relu|plain_c_kernel");
+  EXPECT_EQ(text("SELECT s.value FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds s ON "
+                 "s.id = k.demangledName WHERE k.correlationId = 11"),
+            "matmul(float const*, float const*, float*, int)");
+  EXPECT_EQ(text("SELECT gridX || 'x' || blockX || ' r' || registersPerThread || ' s' || "
+                 "staticSharedMemory FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE correlationId = 11"),
+            "80x256 r32 s1024");
+  // Launch -> operation: forward by external correlation, step by time, none for the last.
+  EXPECT_EQ(text("SELECT group_concat(x.correlationId || '=' || s.value, ' ') FROM "
+                 "(SELECT * FROM rlscope_external_correlation ORDER BY correlationId) x "
+                 "JOIN rlscope_operations o ON o.id = x.externalId JOIN StringIds s ON "
+                 "s.id = o.nameId"),
+            "11=forward 12=step");
+  EXPECT_EQ(text("SELECT COUNT(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME r JOIN "
+                 "CUPTI_ACTIVITY_KIND_KERNEL k USING (correlationId) WHERE r.globalTid >> 24 = "
+                 "k.globalPid >> 24"),
+            "3");
+  EXPECT_EQ(text("SELECT bytes || ' ' || copyKind FROM CUPTI_ACTIVITY_KIND_MEMCPY"), "4096 1");
+  EXPECT_EQ(text("SELECT name || ' ' || smCount || ' ' || computeMajor || ' ' || chipName FROM "
+                 "TARGET_INFO_GPU"),
+            "NVIDIA H200 132 9 GH100");
+  EXPECT_EQ(text("SELECT value FROM rlscope_meta WHERE key = 'gpu_activity'"), "recorded");
+}
+
+TEST(MergeCuda, GpuUnavailableReasonAndCutShortPartsAreReported) {
+  testing::TempDir tmp;
+  PartBuilder b;
+  b.add(0, RecordType::kProcessInfo, part::ProcessInfo{1000, 77, 1, 7, 0}, {"/bin/x", "x"});
+  b.add(0, RecordType::kGpuActivityStatus, part::GpuActivityStatus{1000, 0, 0},
+        {"CUPTI_ERROR_INSUFFICIENT_PRIVILEGES"});
+  b.add(5, RecordType::kRangePushA, part::Instant{2000}, {"never closed"});
+  b.write(tmp.path(), 77);  // no kProcessEnd: the process was killed
+  auto out = tmp / "t.sqlite";
+  merge::MergeOptions o;
+  o.features = 7;
+  auto report = merge::mergeParts(tmp.path(), out, o);
+  EXPECT_EQ(report.gpuActivity, "unavailable: CUPTI_ERROR_INSUFFICIENT_PRIVILEGES");
+  std::string all;
+  for (auto& w : report.warnings) all += w + "\n";
+  EXPECT_NE(all.find("process 77 (x) ended without finishing its trace"), std::string::npos)
+      << all;
+  EXPECT_NE(all.find("1 NVTX push/pop ranges still open"), std::string::npos) << all;
+}
+
+}  // namespace
+}  // namespace rlscope
