@@ -16,7 +16,7 @@ bool cuptiSurvivesRejectedBuffers() {
 }
 
 std::uint64_t CUPTIAPI collectorTimestamp() {
-  return static_cast<std::uint64_t>(collector::nowNs());
+  return collector::timestamp();
 }
 
 struct KindName {

@@ -13,6 +13,7 @@
 #include <unordered_map>
 
 #include "operation_nesting.h"
+#include "tick_converter.h"
 #include "rlscope/part/reader.h"
 #include "rlscope/trace/global_id.h"
 #include "rlscope/trace/schema.h"
@@ -73,6 +74,29 @@ std::string baseName(const std::string& path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
+// Record times arrive in the part's clock ticks; every payload with times is converted to
+// nanoseconds as it is read.
+template <class P>
+void toNs(const TickConverter&, P&) {}
+void toNs(const TickConverter& c, part::ProcessEnd& x) { x.end = c.ns(x.end); }
+void toNs(const TickConverter& c, part::ThreadStart& x) { x.start = c.ns(x.start); }
+void toNs(const TickConverter& c, part::Instant& x) { x.time = c.ns(x.time); }
+void toNs(const TickConverter& c, part::NvtxEvent& x) { x.time = c.ns(x.time); }
+void toNs(const TickConverter& c, part::NvtxPop& x) { x.time = c.ns(x.time); }
+void toNs(const TickConverter& c, part::NvtxRangeEnd& x) { x.time = c.ns(x.time); }
+void toNs(const TickConverter& c, part::GpuActivityStatus& x) { x.time = c.ns(x.time); }
+template <class T>
+void startEndToNs(const TickConverter& c, T& x) {
+  x.start = c.ns(x.start);
+  x.end = c.ns(x.end);
+}
+void toNs(const TickConverter& c, part::Kernel& x) { startEndToNs(c, x); }
+void toNs(const TickConverter& c, part::Memcpy& x) { startEndToNs(c, x); }
+void toNs(const TickConverter& c, part::Memset& x) { startEndToNs(c, x); }
+void toNs(const TickConverter& c, part::ApiCall& x) { startEndToNs(c, x); }
+void toNs(const TickConverter& c, part::Synchronization& x) { startEndToNs(c, x); }
+void toNs(const TickConverter& c, part::Overhead& x) { startEndToNs(c, x); }
+
 // A push/pop or start/end range that has been opened and not yet closed.
 struct OpenRange {
   std::int64_t start = 0;
@@ -118,8 +142,14 @@ class Merger {
       startMonotonic_ = p.start;
       startWall_ = reader.header().startWallNs;
     }
-    // Pass 1: names that records refer to, wherever they sit in the part.
+    // Pass 1: names that records refer to, wherever they sit in the part, and the clock pairs.
+    const auto& h = reader.header();
+    p.clock = TickConverter(static_cast<part::ClockKind>(h.clock));
+    p.clock.add(h.startTicks, h.startMonotonicNs);
     reader.forEachRecord([&](std::uint32_t, const RecordView& r) { readNames(p, r); });
+    if (!p.clock.finish())
+      warn("process " + std::to_string(p.pid) +
+           ": its clock could not be calibrated (it ended too early); its times are approximate");
     // Pass 2: everything else.
     reader.forEachRecord([&](std::uint32_t tid, const RecordView& r) { readRecord(p, tid, r); });
     finishPart(p, reader.cutShort());
@@ -167,7 +197,15 @@ class Merger {
     std::unordered_map<std::uint64_t, std::pair<std::uint32_t, std::int64_t>> ended;
     std::map<std::uint32_t, std::uint64_t> unmatchedPops;
     std::uint64_t droppedCudaRecords = 0;  // summed over the part's flushes
+    TickConverter clock;
   };
+
+  template <class P>
+  static std::optional<P> payloadOf(const Part& p, const RecordView& r) {
+    auto v = r.payload<P>();
+    if (v) toNs(p.clock, *v);
+    return v;
+  }
 
   std::int64_t globalTid(const Part& p, std::uint32_t tid) const {
     return trace::globalTidOf(p.tracePid, trace::fitsGlobalIdField(tid) ? tid : 0);
@@ -192,6 +230,9 @@ class Merger {
           p.forkedFrom = info->forkedFromPid;
         }
         break;
+      case RecordType::kClockSync:
+        if (auto c = r.payload<part::ClockSync>()) p.clock.add(c->ticks, c->monotonicNs);
+        break;
       case RecordType::kDomainCreate:
         if (auto h = r.payload<part::NvtxHandleName>())
           p.domains[h->handle] = std::string(r.string<part::NvtxHandleName>(0).value_or(""));
@@ -213,7 +254,7 @@ class Merger {
   OpenRange openFrom(const Part& p, std::uint32_t tid, const part::NvtxEvent& e,
                      std::string_view text) {
     OpenRange o;
-    o.start = e.timeNs;
+    o.start = e.time;
     o.tid = tid;
     o.domain = e.domain;
     o.category = e.category;
@@ -231,17 +272,17 @@ class Merger {
   void readRecord(Part& p, std::uint32_t tid, const RecordView& r) {
     switch (r.type) {
       case RecordType::kProcessEnd:
-        p.end = r.payload<part::ProcessEnd>();
-        if (p.end) seen(p, p.end->endNs);
+        p.end = payloadOf<part::ProcessEnd>(p, r);
+        if (p.end) seen(p, p.end->end);
         break;
       case RecordType::kThreadStart:
-        if (auto t = r.payload<part::ThreadStart>()) {
-          touchThread(p, t->tid, t->startNs);
-          seen(p, t->startNs);
+        if (auto t = payloadOf<part::ThreadStart>(p, r)) {
+          touchThread(p, t->tid, t->start);
+          seen(p, t->start);
         }
         break;
       case RecordType::kThreadName:
-        if (auto t = r.payload<part::ThreadName>()) {
+        if (auto t = payloadOf<part::ThreadName>(p, r)) {
           touchThread(p, t->tid, 0);
           ThreadInfo& info = p.threads[t->tid];
           if (t->fromNvtx || !info.nameFromNvtx) {
@@ -255,36 +296,36 @@ class Merger {
              std::string(r.string<part::Instant>(0).value_or("")));
         break;
       case RecordType::kRangePushA:
-        if (auto e = r.payload<part::Instant>()) {
+        if (auto e = payloadOf<part::Instant>(p, r)) {
           part::NvtxEvent ev{};
-          ev.timeNs = e->timeNs;
+          ev.time = e->time;
           push(p, tid, openFrom(p, tid, ev, r.string<part::Instant>(0).value_or("")));
         }
         break;
       case RecordType::kRangePush:
-        if (auto e = r.payload<part::NvtxEvent>())
+        if (auto e = payloadOf<part::NvtxEvent>(p, r))
           push(p, tid, openFrom(p, tid, *e, r.string<part::NvtxEvent>(0).value_or("")));
         break;
       case RecordType::kRangePop:
-        if (auto e = r.payload<part::NvtxPop>()) pop(p, tid, *e);
+        if (auto e = payloadOf<part::NvtxPop>(p, r)) pop(p, tid, *e);
         break;
       case RecordType::kRangeStart:
-        if (auto e = r.payload<part::NvtxEvent>()) {
-          touchThread(p, tid, e->timeNs);
-          seen(p, e->timeNs);
+        if (auto e = payloadOf<part::NvtxEvent>(p, r)) {
+          touchThread(p, tid, e->time);
+          seen(p, e->time);
           p.started[e->rangeId] = openFrom(p, tid, *e, r.string<part::NvtxEvent>(0).value_or(""));
         }
         break;
       case RecordType::kRangeEnd:
-        if (auto e = r.payload<part::NvtxRangeEnd>()) {
-          seen(p, e->timeNs);
-          p.ended[e->rangeId] = {tid, e->timeNs};
+        if (auto e = payloadOf<part::NvtxRangeEnd>(p, r)) {
+          seen(p, e->time);
+          p.ended[e->rangeId] = {tid, e->time};
         }
         break;
       case RecordType::kMark:
-        if (auto e = r.payload<part::NvtxEvent>()) {
-          touchThread(p, tid, e->timeNs);
-          seen(p, e->timeNs);
+        if (auto e = payloadOf<part::NvtxEvent>(p, r)) {
+          touchThread(p, tid, e->time);
+          seen(p, e->time);
           OpenRange o = openFrom(p, tid, *e, r.string<part::NvtxEvent>(0).value_or(""));
           trace::NvtxRecord n = nvtxRow(p, o, trace::NvtxEventType::kMark);
           w_.addNvtx(n);
@@ -293,7 +334,7 @@ class Merger {
         break;
       case RecordType::kDomainCreate:
       case RecordType::kNameCategory:
-        if (auto h = r.payload<part::NvtxHandleName>()) {
+        if (auto h = payloadOf<part::NvtxHandleName>(p, r)) {
           trace::NvtxRecord n;
           n.start = p.start;
           n.globalTid = globalTid(p, tid);
@@ -311,32 +352,32 @@ class Merger {
         }
         break;
       case RecordType::kKernel:
-        if (auto k = r.payload<part::Kernel>()) addKernel(p, *k, r.string<part::Kernel>(0));
+        if (auto k = payloadOf<part::Kernel>(p, r)) addKernel(p, *k, r.string<part::Kernel>(0));
         break;
       case RecordType::kMemcpy:
-        if (auto m = r.payload<part::Memcpy>()) addMemcpy(p, *m);
+        if (auto m = payloadOf<part::Memcpy>(p, r)) addMemcpy(p, *m);
         break;
       case RecordType::kMemset:
-        if (auto m = r.payload<part::Memset>()) addMemset(p, *m);
+        if (auto m = payloadOf<part::Memset>(p, r)) addMemset(p, *m);
         break;
       case RecordType::kApiCall:
-        if (auto a = r.payload<part::ApiCall>()) addApiCall(p, *a, r.string<part::ApiCall>(0));
+        if (auto a = payloadOf<part::ApiCall>(p, r)) addApiCall(p, *a, r.string<part::ApiCall>(0));
         break;
       case RecordType::kSynchronization:
-        if (auto s = r.payload<part::Synchronization>()) addSync(p, *s);
+        if (auto s = payloadOf<part::Synchronization>(p, r)) addSync(p, *s);
         break;
       case RecordType::kOverhead:
-        if (auto o = r.payload<part::Overhead>()) addOverhead(p, *o);
+        if (auto o = payloadOf<part::Overhead>(p, r)) addOverhead(p, *o);
         break;
       case RecordType::kExternalCorrelation:
-        if (auto x = r.payload<part::ExternalCorrelation>())
+        if (auto x = payloadOf<part::ExternalCorrelation>(p, r))
           externalIds_[{p.globalPid, x->correlationId}] = x->externalId;
         break;
       case RecordType::kGpuInfo:
-        if (auto g = r.payload<part::GpuInfo>()) addGpu(*g, r);
+        if (auto g = payloadOf<part::GpuInfo>(p, r)) addGpu(*g, r);
         break;
       case RecordType::kGpuActivityStatus:
-        if (auto s = r.payload<part::GpuActivityStatus>()) {
+        if (auto s = payloadOf<part::GpuActivityStatus>(p, r)) {
           if (s->recording) {
             gpuRecorded_ = true;
           } else if (gpuReason_.empty()) {
@@ -345,7 +386,7 @@ class Merger {
         }
         break;
       case RecordType::kDroppedRecords:
-        if (auto d = r.payload<part::DroppedRecords>()) p.droppedCudaRecords += d->count;
+        if (auto d = payloadOf<part::DroppedRecords>(p, r)) p.droppedCudaRecords += d->count;
         break;
       default:
         break;  // records of names (pass 1) and types a newer collector writes
@@ -360,7 +401,7 @@ class Merger {
   }
 
   void pop(Part& p, std::uint32_t tid, const part::NvtxPop& e) {
-    seen(p, e.timeNs);
+    seen(p, e.time);
     auto& stack = p.stacks[{tid, e.domain}];
     if (stack.empty()) {
       ++p.unmatchedPops[tid];
@@ -368,7 +409,7 @@ class Merger {
     }
     OpenRange o = std::move(stack.back());
     stack.pop_back();
-    closeRange(p, o, e.timeNs, tid, trace::NvtxEventType::kPushPopRange, false);
+    closeRange(p, o, e.time, tid, trace::NvtxEventType::kPushPopRange, false);
   }
 
   trace::NvtxRecord nvtxRow(const Part& p, const OpenRange& o, trace::NvtxEventType type) {
@@ -422,7 +463,7 @@ class Merger {
   }
 
   void finishPart(Part& p, const std::string& cutShort) {
-    std::int64_t end = p.end ? p.end->endNs : p.lastTime;
+    std::int64_t end = p.end ? p.end->end : p.lastTime;
     // Start/end ranges, matched now that every thread's records are read.
     for (auto& [id, o] : p.started) {
       auto it = p.ended.find(id);

@@ -65,7 +65,7 @@ TEST(ThreadBuffer, ConcurrentDrainSeesEveryRecordWholeAndInOrder) {
     std::memcpy(&h, out.data() + at, sizeof h);
     part::RecordView v{static_cast<RecordType>(h.type),
                        std::span<const std::byte>(out.data() + at + sizeof h, h.bytes - sizeof h)};
-    ASSERT_EQ(v.payload<part::Instant>()->timeNs, i);
+    ASSERT_EQ(v.payload<part::Instant>()->time, i);
     auto s = v.string<part::Instant>(0);
     ASSERT_TRUE(s);
     if (i % 1000 == 999)

@@ -28,28 +28,29 @@
 extern "C" {
 #endif
 
-/* The NVTX domain of a kind of annotation, created once per library that uses this header. */
-static inline nvtxDomainHandle_t rlscope_domain_(nvtxDomainHandle_t* cache, const char* name) {
-  nvtxDomainHandle_t d = __atomic_load_n(cache, __ATOMIC_ACQUIRE);
-  if (!d) {
-    nvtxDomainHandle_t created = nvtxDomainCreateA(name);
-    nvtxDomainHandle_t expected = NULL;
-    /* Two threads may race to create it: the first one's handle is kept. */
-    d = __atomic_compare_exchange_n(cache, &expected, created, 0, __ATOMIC_ACQ_REL,
-                                    __ATOMIC_ACQUIRE)
-            ? created
-            : expected;
+/* The NVTX domain of a kind of annotation, created once per library that uses this header. The
+ * handle is NULL when no tool is attached, so a separate flag says it was asked for. Two threads
+ * racing here both create the domain; either handle is valid. */
+typedef struct rlscope_domain_cache_ {
+  nvtxDomainHandle_t handle;
+  int ready;
+} rlscope_domain_cache_;
+
+static inline nvtxDomainHandle_t rlscope_domain_(rlscope_domain_cache_* cache, const char* name) {
+  if (!__atomic_load_n(&cache->ready, __ATOMIC_ACQUIRE)) {
+    __atomic_store_n(&cache->handle, nvtxDomainCreateA(name), __ATOMIC_RELAXED);
+    __atomic_store_n(&cache->ready, 1, __ATOMIC_RELEASE);
   }
-  return d;
+  return __atomic_load_n(&cache->handle, __ATOMIC_RELAXED);
 }
 
 static inline nvtxDomainHandle_t rlscope_operation_domain_(void) {
-  static nvtxDomainHandle_t cache;
+  static rlscope_domain_cache_ cache;
   return rlscope_domain_(&cache, "rlscope");
 }
 
 static inline nvtxDomainHandle_t rlscope_phase_domain_(void) {
-  static nvtxDomainHandle_t cache;
+  static rlscope_domain_cache_ cache;
   return rlscope_domain_(&cache, "rlscope.phase");
 }
 

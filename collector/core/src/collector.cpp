@@ -32,10 +32,12 @@ namespace rlscope::collector {
 
 thread_local ThreadBuffer* t_threadBuffer __attribute__((tls_model("initial-exec"))) = nullptr;
 
+std::uint64_t timestamp() {
+  return ticks();
+}
+
 std::int64_t nowNs() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return std::int64_t{ts.tv_sec} * 1'000'000'000 + ts.tv_nsec;
+  return monotonicNs();
 }
 
 namespace {
@@ -100,8 +102,11 @@ class Collector {
     h.version = part::kFormatVersion;
     h.pid = pid_;
     h.parentPid = static_cast<std::uint32_t>(::getppid());
-    h.startMonotonicNs = nowNs();
-    h.startWallNs = wallNs();
+    h.clock = static_cast<std::uint32_t>(g_clockKind);
+    part::ClockSync sync = clockSync();
+    h.startMonotonicNs = sync.monotonicNs;
+    h.startWallNs = wallNs() - (monotonicNs() - sync.monotonicNs);
+    h.startTicks = sync.ticks;
     if (auto err = file_.open(config.partDir, h); !err.empty()) return err;
     wakeFd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     std::string exe(4096, '\0');
@@ -109,10 +114,10 @@ class Collector {
     exe.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
     std::string cmdline = readFile("/proc/self/cmdline");
     while (!cmdline.empty() && cmdline.back() == '\0') cmdline.pop_back();
-    part::ProcessInfo info{h.startMonotonicNs, pid_, h.parentPid, config.features, forkedFrom};
-    std::vector<std::byte> rec(part::encodedSize<part::ProcessInfo>({exe, cmdline}));
-    part::encodeRecord(rec.data(), part::RecordType::kProcessInfo, info, {exe, cmdline});
-    appendProcess(rec.data(), rec.size());
+    append(part::RecordType::kClockSync, sync);
+    part::ProcessInfo info{static_cast<std::int64_t>(sync.ticks), pid_, h.parentPid,
+                           config.features, forkedFrom};
+    append(part::RecordType::kProcessInfo, info, {exe, cmdline});
     finished_.store(false);
     stop_.store(false);
     writer_ = new std::thread([this] { writerLoop(); });
@@ -132,7 +137,8 @@ class Collector {
     t_threadBuffer = b;
     // Register for the thread-exit callback (a key destructor runs for every thread but main).
     pthread_setspecific(threadKey_, b);
-    record(b, part::RecordType::kThreadStart, part::ThreadStart{nowNs(), tid, 0});
+    record(b, part::RecordType::kThreadStart,
+           part::ThreadStart{now(), tid, 0});
     char name[64] = {};
     if (pthread_getname_np(pthread_self(), name, sizeof name) == 0 && name[0])
       record(b, part::RecordType::kThreadName, part::ThreadName{tid, 0}, {name});
@@ -142,6 +148,17 @@ class Collector {
   void appendProcess(const std::byte* data, std::size_t size) {
     std::lock_guard lock(processMutex_);
     processPending_.insert(processPending_.end(), data, data + size);
+  }
+
+  // One record into the process stream (usable before the collector is published).
+  template <class P>
+  void append(part::RecordType type, const P& payload,
+              std::initializer_list<std::string_view> strings = {}) {
+    std::size_t n = part::encodedSize<P>(strings);
+    std::lock_guard lock(processMutex_);
+    std::size_t at = processPending_.size();
+    processPending_.resize(at + n);
+    part::encodeRecord(processPending_.data() + at, type, payload, strings);
   }
 
   // The last act of the process's collector: flush CUDA, drain everything, write the end record,
@@ -157,9 +174,12 @@ class Collector {
     std::lock_guard lock(drainMutex_);
     recordThreadNames();
     drainLocked();
-    part::ProcessEnd end{nowNs(), static_cast<std::uint32_t>(reason), status, {0, 0}};
-    std::byte buf[part::encodedSize<part::ProcessEnd>()];
-    part::encodeRecord(buf, part::RecordType::kProcessEnd, end);
+    part::ProcessEnd end{now(), static_cast<std::uint32_t>(reason),
+                         status, {0, 0}};
+    constexpr auto kSyncBytes = part::encodedSize<part::ClockSync>();
+    std::byte buf[kSyncBytes + part::encodedSize<part::ProcessEnd>()];
+    part::encodeRecord(buf, part::RecordType::kClockSync, clockSync());
+    part::encodeRecord(buf + kSyncBytes, part::RecordType::kProcessEnd, end);
     file_.writeBlock(0, buf, sizeof buf);
     file_.close();
   }
@@ -253,6 +273,7 @@ class Collector {
 
   void drainLocked() {
     if (auto* h = cudaHooks(); h && h->drain) h->drain();
+    append(part::RecordType::kClockSync, clockSync());
     std::vector<ThreadBuffer*> snapshot;
     {
       std::lock_guard lock(registryMutex_);
@@ -289,7 +310,7 @@ class Collector {
     for (std::uint32_t tid : tids) {
       std::string name = threadNameOf(tid);
       if (!name.empty())
-        appendProcessRecord(part::RecordType::kThreadName, part::ThreadName{tid, 0}, {name});
+        append(part::RecordType::kThreadName, part::ThreadName{tid, 0}, {name});
     }
   }
 
@@ -339,6 +360,7 @@ void installSignalHandlers() {
 __attribute__((constructor)) void startCollector() {
   Config config = configFromEnvironment();
   if (config.partDir.empty()) return;  // loaded outside rlscope-prof: stay inert
+  chooseClock();
   auto* c = new Collector;
   if (pthread_key_create(&c->threadKey_, &Collector::threadExited) != 0) return;
   if (auto err = c->start(config, 0); !err.empty()) {
@@ -373,7 +395,8 @@ void appendProcessRecords(const std::byte* data, std::size_t size) {
 
 void warn(std::string_view text) {
   std::fprintf(stderr, "rlscope: warning: %.*s\n", static_cast<int>(text.size()), text.data());
-  appendProcessRecord(part::RecordType::kWarning, part::Instant{nowNs()}, {text});
+  appendProcessRecord(part::RecordType::kWarning, part::Instant{now()},
+                      {text});
 }
 
 const CudaHooks* cudaHooks() {

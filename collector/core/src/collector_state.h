@@ -4,6 +4,7 @@
 
 #include <cstdint>
 
+#include "clock.h"
 #include "rlscope/collector/collector.h"
 #include "thread_buffer.h"
 

@@ -62,7 +62,7 @@ std::string_view view(const char* s) {
 part::NvtxEvent eventOf(std::uint64_t domain, const nvtxEventAttributes_t* a, std::string& text,
                         std::string_view& message) {
   part::NvtxEvent e{};
-  e.timeNs = nowNs();
+  e.time = now();
   e.domain = domain;
   message = {};
   if (!a) return e;
@@ -96,7 +96,7 @@ int pushA(const char* message) {
   ThreadBuffer* b = threadBuffer();
   if (!b) return -1;
   std::uint32_t index = b->nextPushIndex();
-  record(b, RecordType::kRangePushA, part::Instant{nowNs()}, {view(message)});
+  record(b, RecordType::kRangePushA, part::Instant{now()}, {view(message)});
   if (auto* h = cudaHooks(); h && h->pushOperation) h->pushOperation(operationIdOf(b->tid(), index));
   return b->enter();
 }
@@ -116,7 +116,7 @@ int pushEvent(std::uint64_t domain, const nvtxEventAttributes_t* a) {
 int pop(std::uint64_t domain) {
   ThreadBuffer* b = threadBuffer();
   if (!b) return -1;
-  record(b, RecordType::kRangePop, part::NvtxPop{nowNs(), domain});
+  record(b, RecordType::kRangePop, part::NvtxPop{now(), domain});
   if (auto* h = cudaHooks(); h && h->popOperation) h->popOperation();
   return b->leave();
 }
@@ -159,7 +159,7 @@ nvtxRangeId_t startEvent(std::uint64_t domain, const nvtxEventAttributes_t* a,
 void endRange(nvtxRangeId_t id) {
   ThreadBuffer* b = threadBuffer();
   if (!b) return;
-  record(b, RecordType::kRangeEnd, part::NvtxRangeEnd{nowNs(), id});
+  record(b, RecordType::kRangeEnd, part::NvtxRangeEnd{now(), id});
 }
 
 void markEvent(std::uint64_t domain, const nvtxEventAttributes_t* a,

@@ -1,16 +1,60 @@
 #include "thread_buffer.h"
 
 #include <cstdlib>
+#include <mutex>
 #include <new>
+#include <vector>
 
 namespace rlscope::collector {
 
+namespace {
+
+// Drained chunks of the standard size are kept for reuse: a fresh chunk costs 16 page faults the
+// first time it is written, about 10 ns per record at the rates annotations reach. Taken once per
+// chunk (64 KiB of records), so the lock is far off the per-record path.
+class ChunkPool {
+ public:
+  void* take() {
+    std::lock_guard lock(mutex_);
+    if (free_.empty()) return nullptr;
+    void* c = free_.back();
+    free_.pop_back();
+    return c;
+  }
+  // False when the pool is full: the caller frees the memory.
+  bool give(void* c) {
+    std::lock_guard lock(mutex_);
+    if (free_.size() >= kMaxChunks) return false;
+    free_.push_back(c);
+    return true;
+  }
+
+ private:
+  static constexpr std::size_t kMaxChunks = 256;  // 16 MiB
+  std::mutex mutex_;
+  std::vector<void*> free_;
+};
+
+ChunkPool& pool() {
+  static auto* p = new ChunkPool;  // leaked: used by threads that outlive static destructors
+  return *p;
+}
+
+}  // namespace
+
 ThreadBuffer::Chunk* ThreadBuffer::newChunk(std::uint32_t capacity) {
-  void* mem = std::malloc(offsetof(Chunk, data) + capacity);
+  void* mem = capacity == kChunkBytes ? pool().take() : nullptr;
+  if (!mem) mem = std::malloc(offsetof(Chunk, data) + capacity);
   if (!mem) throw std::bad_alloc();
   auto* c = new (mem) Chunk;
   c->capacity = capacity;
   return c;
+}
+
+void ThreadBuffer::freeChunk(Chunk* c) {
+  bool standard = c->capacity == kChunkBytes;
+  c->~Chunk();
+  if (!standard || !pool().give(c)) std::free(c);
 }
 
 ThreadBuffer::ThreadBuffer(std::uint32_t tid)
@@ -19,8 +63,7 @@ ThreadBuffer::ThreadBuffer(std::uint32_t tid)
 ThreadBuffer::~ThreadBuffer() {
   for (Chunk* c = head_; c;) {
     Chunk* next = c->next.load(std::memory_order_relaxed);
-    c->~Chunk();
-    std::free(c);
+    freeChunk(c);
     c = next;
   }
 }
@@ -46,8 +89,7 @@ bool ThreadBuffer::drain(const std::function<void(const std::byte*, std::size_t)
       drained_ = used;
     }
     if (!next) break;
-    head_->~Chunk();
-    std::free(head_);
+    freeChunk(head_);
     head_ = next;
     drained_ = 0;
   }

@@ -56,6 +56,7 @@ class ThreadBuffer {
     std::byte data[1];  // capacity bytes, allocated with the chunk
   };
   static Chunk* newChunk(std::uint32_t capacity);
+  static void freeChunk(Chunk* c);
   void grow(std::size_t n);
 
   const std::uint32_t tid_;

@@ -16,7 +16,10 @@
 
 namespace rlscope::collector {
 
-// The one clock of a trace: CLOCK_MONOTONIC in nanoseconds. CUPTI is given the same clock.
+// The clock of every record in the part (part/format.h, FileHeader::clock): the CPU's invariant
+// counter or CLOCK_MONOTONIC ns. CUPTI is given the same clock, so CPU and GPU records share it.
+RLSCOPE_COLLECTOR_API std::uint64_t timestamp();
+// CLOCK_MONOTONIC in nanoseconds, for measuring intervals.
 RLSCOPE_COLLECTOR_API std::int64_t nowNs();
 
 // True when this process runs under rlscope-prof (RLSCOPE_PART_DIR set) and its part is open.

@@ -6,6 +6,11 @@
 // process killed mid-run leaves a readable prefix: the reader stops at the first block that is
 // cut short and says so.
 //
+// Times in records are ticks of the part's clock (FileHeader::clock): the CPU's invariant
+// timestamp counter where there is one (an instruction, cheaper than clock_gettime), else
+// CLOCK_MONOTONIC nanoseconds. kClockSync records pair ticks with CLOCK_MONOTONIC at the start,
+// every writer flush and the end; the merge converts ticks to nanoseconds between them.
+//
 // Records are a RecordHeader and a payload: a fixed-size struct copied as bytes (little-endian
 // x86-64/aarch64 layout, no padding: every struct below is checked by static_assert) followed by
 // the record's strings, each a uint32 length and that many bytes (not NUL-terminated). Unknown
@@ -28,11 +33,17 @@ struct FileHeader {
   std::uint32_t version;
   std::uint32_t pid;
   std::uint32_t parentPid;
-  std::uint32_t reserved;
+  std::uint32_t clock;            // ClockKind of every time in this part
   std::int64_t startMonotonicNs;  // CLOCK_MONOTONIC when the collector started in this process
   std::int64_t startWallNs;       // CLOCK_REALTIME at the same instant
+  std::uint64_t startTicks;       // the part's clock at the same instant
 };
-static_assert(sizeof(FileHeader) == 40);
+static_assert(sizeof(FileHeader) == 48);
+
+enum class ClockKind : std::uint32_t {
+  kMonotonicNs = 0,  // CLOCK_MONOTONIC nanoseconds
+  kTicks = 1,        // invariant CPU counter (x86 TSC, aarch64 CNTVCT), converted by kClockSync
+};
 
 // tid 0 carries process-wide records (process info, CUDA activity, GPU properties).
 struct BlockHeader {
@@ -50,6 +61,7 @@ enum class RecordType : std::uint16_t {
   kThreadStart = 3,  // ThreadStart: first record of every thread's first block
   kThreadName = 4,   // ThreadName + string: name (nvtxNameOsThread, pthread name)
   kWarning = 5,      // Instant + string: something the user should know (shown by rlscope-prof)
+  kClockSync = 6,    // ClockSync: a tick count and CLOCK_MONOTONIC at the same instant
   // NVTX.
   kRangePush = 10,       // NvtxEvent + string: message (empty when stringHandle is set)
   kRangePushA = 18,      // Instant + string: nvtxRangePushA, the common case, kept small
@@ -83,7 +95,7 @@ static_assert(sizeof(RecordHeader) == 8);
 // --- payloads -----------------------------------------------------------------------------------
 
 struct ProcessInfo {
-  std::int64_t startNs;
+  std::int64_t start;
   std::uint32_t pid;
   std::uint32_t parentPid;
   std::uint32_t features;  // FeatureBits the collector ran with
@@ -103,7 +115,7 @@ enum class EndReason : std::uint32_t {
 };
 
 struct ProcessEnd {
-  std::int64_t endNs;
+  std::int64_t end;
   std::uint32_t reason;  // EndReason
   std::int32_t status;
   std::uint32_t reserved[2];
@@ -111,7 +123,7 @@ struct ProcessEnd {
 static_assert(sizeof(ProcessEnd) == 24);
 
 struct ThreadStart {
-  std::int64_t startNs;
+  std::int64_t start;
   std::uint32_t tid;
   std::uint32_t reserved;
 };
@@ -123,15 +135,21 @@ struct ThreadName {
 };
 static_assert(sizeof(ThreadName) == 8);
 
+struct ClockSync {
+  std::uint64_t ticks;
+  std::int64_t monotonicNs;
+};
+static_assert(sizeof(ClockSync) == 16);
+
 struct Instant {
-  std::int64_t timeNs;
+  std::int64_t time;
 };
 static_assert(sizeof(Instant) == 8);
 
 // Push, start and mark. Handles (domain, registered string) are the collector's own ids, named by
 // kDomainCreate / kRegisterString records earlier in the same part; 0 = default domain / none.
 struct NvtxEvent {
-  std::int64_t timeNs;
+  std::int64_t time;
   std::uint64_t domain;
   std::uint64_t rangeId;       // start/end ranges; 0 otherwise
   std::uint64_t stringHandle;  // registered message; 0 = the inline string is the message
@@ -145,13 +163,13 @@ struct NvtxEvent {
 static_assert(sizeof(NvtxEvent) == 56);
 
 struct NvtxPop {
-  std::int64_t timeNs;
+  std::int64_t time;
   std::uint64_t domain;
 };
 static_assert(sizeof(NvtxPop) == 16);
 
 struct NvtxRangeEnd {
-  std::int64_t timeNs;
+  std::int64_t time;
   std::uint64_t rangeId;
 };
 static_assert(sizeof(NvtxRangeEnd) == 16);
@@ -162,8 +180,8 @@ struct NvtxHandleName {
 };
 static_assert(sizeof(NvtxHandleName) == 16);
 
-// CUDA records carry CUPTI's values; times are on the collector's clock (CLOCK_MONOTONIC ns)
-// because the collector registers it as CUPTI's timestamp source.
+// CUDA records carry CUPTI's values; times are on the part's clock because the collector
+// registers it as CUPTI's timestamp source.
 struct Kernel {
   std::int64_t start, end;
   std::uint32_t deviceId, contextId, streamId, correlationId;
@@ -247,7 +265,7 @@ struct GpuInfo {
 static_assert(sizeof(GpuInfo) == 104);
 
 struct GpuActivityStatus {
-  std::int64_t timeNs;
+  std::int64_t time;
   std::uint32_t recording;  // 1: CUPTI is recording; 0: unavailable (string: why)
   std::uint32_t reserved;
 };
