@@ -77,8 +77,9 @@ std::string describeExit(const launch::ExitStatus& s) {
   return "exited with status " + std::to_string(s.code);
 }
 
-std::string plural(std::uint64_t n, const char* word) {
-  return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
+std::string plural(std::uint64_t n, const std::string& word) {
+  if (n == 1) return "1 " + word;
+  return std::to_string(n) + " " + word + (word.back() == 's' ? "es" : "s");
 }
 
 }  // namespace

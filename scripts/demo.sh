@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Sets up, builds and shows rlscope's main job on a small real workload:
 #   1. installs missing packages (scripts/setup.sh)
-#   2. builds the `rlscope` command and the CPU training sample (build/, Release on first use)
-#   3. runs the sample: a REINFORCE agent learning CartPole, which records its own timeline as a
-#      Kineto-style trace (it stands in for the collector, rlscope-prof, until that exists)
-#   4. imports that trace into an rlscope trace (SQLite), summarises it, queries it with SQL, and
-#      exports it for Perfetto UI
-#   5. does the same with a real PyTorch trace from an A100 when ../shared/traces is there
+#   2. builds `rlscope`, `rlscope-prof`, the collector and the CPU training sample (build/,
+#      Release on first use)
+#   3. profiles the sample, a REINFORCE agent learning CartPole, with rlscope-prof and
+#      summarises the trace (operations, phases, processes; GPU activity where there is a GPU)
+#   4. asks that trace a question in SQL: time per operation
+#   5. runs the sample again recording its own finer timeline (Kineto-style JSON), imports it
+#      (CPU categories) and exports it for Perfetto UI
+#   6. imports a real PyTorch trace from an A100 when ../shared/traces is there
 # Everything it writes goes to out/demo/. Usage: scripts/demo.sh
 set -euo pipefail
 # shellcheck source=scripts/common.sh
@@ -26,7 +28,7 @@ mkdir -p "$out"
 step "[1/6] installing missing packages"
 bash scripts/setup.sh
 
-step "[2/6] building rlscope and the CPU training sample in build/"
+step "[2/6] building rlscope, rlscope-prof and the CPU training sample in build/"
 if [[ -f build/CMakeCache.txt ]]; then
   # Keep the build type an earlier run chose (scripts/test.sh uses RelWithDebInfo), so
   # alternating between the scripts does not rebuild everything each time.
@@ -34,17 +36,15 @@ if [[ -f build/CMakeCache.txt ]]; then
 else
   configure build -DCMAKE_BUILD_TYPE=Release
 fi
-cmake --build build --target rlscope rlscope_sample_cpu_training -j "$build_jobs"
+cmake --build build --target rlscope rlscope-prof rlscope_sample_cpu_training -j "$build_jobs"
 
-step "[3/6] running the sample: REINFORCE on CartPole, recording its own timeline"
-build/bin/rlscope_sample_cpu_training --iterations 20 --seed 1 --trace-out "$out/sample_trace.json"
-
-step "[4/6] importing the trace and summarising it"
-"$rlscope" import "$out/sample_trace.json" -o "$out/sample.sqlite"
+step "[3/6] profiling the sample with rlscope-prof: REINFORCE on CartPole"
+build/bin/rlscope-prof -o "$out/sample_prof.sqlite" -- \
+  build/bin/rlscope_sample_cpu_training --iterations 20 --seed 1
 echo
-"$rlscope" info "$out/sample.sqlite"
+"$rlscope" info "$out/sample_prof.sqlite"
 
-step "[5/6] asking the trace a question in SQL: time per operation (sqlite3)"
+step "[4/6] asking the trace a question in SQL: time per operation (sqlite3)"
 # The query is the one of docs/trace-format.md, "Time per operation".
 time_per_operation=$(awk '/^### Time per operation/ { found = 1 }
   found && /^```sql/ { inblock = 1; next }
@@ -53,8 +53,11 @@ time_per_operation=$(awk '/^### Time per operation/ { found = 1 }
 [[ -n "$time_per_operation" ]] || die "no \"Time per operation\" query in docs/trace-format.md"
 echo "$time_per_operation"
 echo
-sqlite3 -header -column "$out/sample.sqlite" "$time_per_operation"
-echo
+sqlite3 -header -column "$out/sample_prof.sqlite" "$time_per_operation"
+
+step "[5/6] the sample's own finer timeline (CPU categories), imported and exported for Perfetto"
+build/bin/rlscope_sample_cpu_training --iterations 20 --seed 1 --trace-out "$out/sample_trace.json"
+"$rlscope" import "$out/sample_trace.json" -o "$out/sample.sqlite"
 "$rlscope" export "$out/sample.sqlite" -o "$out/sample_chrome.json"
 echo "(open $out/sample_chrome.json in https://ui.perfetto.dev to see the timeline)"
 
@@ -72,6 +75,6 @@ step "demo done in $(elapsed "$start") s; files in $out/:"
 ls -l "$out"
 cat <<'TXT'
 
-Next: `build/bin/rlscope --help`, the SQL examples in docs/trace-format.md, and
-docs/architecture.md for how the parts fit.
+Next: `build/bin/rlscope-prof -- YOUR_PROGRAM` (docs/user-guide.md), `build/bin/rlscope --help`,
+the SQL examples in docs/trace-format.md, and docs/architecture.md for how the parts fit.
 TXT

@@ -3,18 +3,21 @@
 #   scripts/test.sh              build/ (RelWithDebInfo, warnings are errors)
 #   scripts/test.sh --sanitize   build-asan/ (AddressSanitizer + UndefinedBehaviorSanitizer,
 #                                leak checks on, every report fatal; benchmarks not built)
+#   scripts/test.sh --tsan       build-tsan/ (ThreadSanitizer): the collector and its tests only
 # Other arguments go to ctest, e.g. `scripts/test.sh -R Kineto` or `-L import`.
 set -euo pipefail
 # shellcheck source=scripts/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 sanitize=0
+tsan=0
 ctest_args=()
 for arg in "$@"; do
   case "$arg" in
     --sanitize) sanitize=1 ;;
+    --tsan) tsan=1 ;;
     -h | --help)
-      sed -n '2,6s/^# \{0,1\}//p' "$0"
+      sed -n '2,7s/^# \{0,1\}//p' "$0"
       exit 0
       ;;
     *) ctest_args+=("$arg") ;;
@@ -22,7 +25,18 @@ for arg in "$@"; do
 done
 
 start=$(date +%s)
-if [[ $sanitize -eq 1 ]]; then
+targets=()
+if [[ $tsan -eq 1 ]]; then
+  dir=build-tsan
+  what="ThreadSanitizer, collector"
+  cmake_args=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DRLSCOPE_WERROR=OFF "-DRLSCOPE_SANITIZE=thread"
+    -DRLSCOPE_BUILD_BENCH=OFF)
+  # die_after_fork=0: a fork child of a profiled program starts its own writer thread.
+  export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:die_after_fork=0:suppressions=$PWD/tests/tsan.supp"
+  # The collector's suites (labels = their folders under tests/) and what they run.
+  targets=(--target rlscope_collector_checks)
+  ctest_args=(-L '^(collector|cupti)$' "${ctest_args[@]}")
+elif [[ $sanitize -eq 1 ]]; then
   dir=build-asan
   what="AddressSanitizer+UBSan"
   # Warnings are errors in the plain build only: GCC's flow warnings (-Wmaybe-uninitialized)
@@ -30,7 +44,9 @@ if [[ $sanitize -eq 1 ]]; then
   cmake_args=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DRLSCOPE_WERROR=OFF
     "-DRLSCOPE_SANITIZE=address,undefined" -DRLSCOPE_BUILD_BENCH=OFF)
   # Exported before the build too: gtest_discover_tests runs the test programs at build time.
-  export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
+  # verify_asan_link_order=0: rlscope-prof preloads the (uninstrumented) collector into the
+  # programs it profiles, ahead of the ASan runtime of the instrumented test programs.
+  export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:verify_asan_link_order=0
   export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 else
   dir=build
@@ -45,7 +61,7 @@ step "configuring $dir ($what)"
 configure "$dir" "${cmake_args[@]}"
 
 step "building $dir with $build_jobs jobs"
-cmake --build "$dir" -j "$build_jobs"
+cmake --build "$dir" -j "$build_jobs" "${targets[@]}"
 build_s=$(elapsed "$start")
 
 step "running the tests in $dir"

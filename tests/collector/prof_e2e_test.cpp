@@ -58,6 +58,14 @@ class Trace {
   trace::Database db_;
 };
 
+// Under ThreadSanitizer the collector is instrumented: /bin/sh (system()) cannot load it, and
+// TSan does not support a fork child of a threaded process starting threads (the child's writer).
+#ifdef RLSCOPE_TSAN_BUILD
+constexpr bool kTsanBuild = true;
+#else
+constexpr bool kTsanBuild = false;
+#endif
+
 constexpr const char* kOperationNames =
     "SELECT s.value FROM rlscope_operations o JOIN StringIds s ON s.id = o.nameId ";
 
@@ -151,6 +159,7 @@ TEST(Prof, ExitStatusMissingAndNonExecutableCommands) {
 }
 
 TEST(Prof, ForkWithoutExecGetsItsOwnProcess) {
+  if (kTsanBuild) GTEST_SKIP() << "ThreadSanitizer build: no threads in fork children";
   for (const char* mode : {"fork", "fork-underscore-exit"}) {
     SCOPED_TRACE(mode);
     TempDir tmp;
@@ -176,6 +185,7 @@ TEST(Prof, ForkWithoutExecGetsItsOwnProcess) {
 }
 
 TEST(Prof, ChildProcessesOfAllKinds) {
+  if (kTsanBuild) GTEST_SKIP() << "ThreadSanitizer build: sh cannot load the collector";
   TempDir tmp;
   auto p = profile(tmp, {workload(), "multiprocess"});
   ASSERT_EQ(p.result.exitCode, 0) << p.result.err;
@@ -197,6 +207,8 @@ TEST(Prof, CrashSigkillAndSigtermKeepWhatWasRecorded) {
   for (Case c : {Case{"segv", 128 + SIGSEGV, false}, Case{"sigkill", 128 + SIGKILL, false},
                  Case{"sigterm", 128 + SIGTERM, true}}) {
     SCOPED_TRACE(c.mode);
+    // ThreadSanitizer catches SIGSEGV itself and exits with its own status.
+    if (kTsanBuild && std::string_view(c.mode) == "segv") continue;
     TempDir tmp;
     auto p = profile(tmp, {workload(), c.mode});
     EXPECT_EQ(p.result.exitCode, c.status) << p.result.err;
