@@ -25,6 +25,9 @@ struct ImportOptions {
   // Keep the trace's indexes up to date while loading (the writer thread has time to spare
   // while the source is read) rather than building them at the end.
   bool indexDuringLoad = true;
+  // Kineto JSON: events are parsed in chunks of about this many bytes, on a second thread when
+  // there are several; 0 parses the document in one piece (the result is the same).
+  std::size_t kinetoChunkBytes = std::size_t{64} << 10;
   // Called with short human-readable progress lines on long imports; may be empty.
   std::function<void(std::string_view)> progress;
 };

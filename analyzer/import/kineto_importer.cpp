@@ -3,15 +3,21 @@
 #include <simdjson.h>
 
 #include <algorithm>
+#include <array>
+#include <condition_variable>
+#include <cstring>
+#include <exception>
 #include <map>
+#include <mutex>
 #include <set>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <unordered_map>
-#include <variant>
 #include <vector>
 
 #include "input_file.h"
+#include "kineto_layout.h"
 #include "kineto_time.h"
 #include "operation_nesting.h"
 #include "rlscope/trace/error.h"
@@ -82,6 +88,33 @@ struct RawEvent {
     extras.clear();
   }
 };
+
+// The event members the importer reads; kOther for the rest.
+enum class Member { kPh, kCat, kName, kPid, kTid, kTs, kDur, kArgs, kOther };
+
+// One switch on the length and at most four fixed-size compares per member, instead of a chain
+// of string compares: this runs for every member of every event.
+Member memberOf(std::string_view key) {
+  switch (key.size()) {
+    case 2:
+      if (key == "ph") return Member::kPh;
+      if (key == "ts") return Member::kTs;
+      break;
+    case 3:
+      if (key == "cat") return Member::kCat;
+      if (key == "pid") return Member::kPid;
+      if (key == "tid") return Member::kTid;
+      if (key == "dur") return Member::kDur;
+      break;
+    case 4:
+      if (key == "name") return Member::kName;
+      if (key == "args") return Member::kArgs;
+      break;
+    default:
+      break;
+  }
+  return Member::kOther;
+}
 
 std::string errorText(simdjson::error_code e) {
   switch (e) {
@@ -291,12 +324,17 @@ Kind classify(std::string_view ph, std::string_view cat, std::optional<Category>
   return Kind::kPlain;
 }
 
-// GPU records wait until every CUDA API call is known: their process comes from the launching
-// call with the same correlation id (or its ac2g flow).
+// A GPU record's process is the one whose CUDA API call has its correlation id, which only the
+// whole input settles (correlation ids can repeat across processes). Records are written as they
+// are read, with the process known so far, so SQLite works while the JSON is parsed; what decides
+// the final process is kept here, and finish() corrects the rows whose process changed.
 struct PendingGpu {
-  std::variant<trace::KernelRecord, trace::MemcpyRecord, trace::MemsetRecord, trace::SyncRecord>
-      record;
+  trace::TraceWriter::GpuTable table;
+  std::int64_t row = 0;                  // rowid in its table
   std::optional<std::int64_t> pid, tid;  // the Kineto track, to find its ac2g flow
+  TimeNs start = 0;
+  std::int64_t correlation = 0;
+  std::int64_t writtenPid = 0;  // the globalPid the row was written with
   std::int64_t operationId = 0;
 };
 
@@ -317,7 +355,12 @@ class KinetoImporter {
   KinetoImporter(trace::TraceWriter& writer, const ImportOptions& options, ImportStats& stats)
       : writer_(writer), options_(options), stats_(stats) {}
 
-  void run(std::string_view json) {
+  // Parses `json` in one piece; with a layout, parses its skeleton and reads the events chunk
+  // by chunk from `json` instead.
+  void run(std::string_view json, const KinetoLayout* layout = nullptr) {
+    input_ = json;
+    layout_ = layout;
+    if (layout) json = std::string_view(layout->skeleton.data(), layout->skeletonSize);
     // The input buffer carries kJsonPadding spare bytes after its end (readInput guarantees it).
     auto doc =
         need(parser_.iterate(json.data(), json.size(), json.size() + kJsonPadding), "document");
@@ -355,21 +398,145 @@ class KinetoImporter {
  private:
   void readEvents(od::array events) {
     std::size_t index = 0;
+    if (layout_) {
+      // The skeleton's array is empty; its events are in the chunks of the next array.
+      readChunks(layout_->arrays.at(arraysRead_++));
+      return;
+    }
     for (auto element : events) {
-      Where where("traceEvents", index);
-      od::value v = need(std::move(element), where);
-      if (need(v.type(), where) != od::json_type::object) {
-        fail(where, "an event must be a JSON object");
-      }
       RawEvent& e = event_;  // reused: no allocation per event once warm
-      e.reset();
-      readEvent(need(v.get_object(), where), e, where);
+      Where where("traceEvents", index);
+      readElement(std::move(element), e, where);
       dispatch(e, where);
-      ++index;
-      ++stats_.events;
-      if (options_.progress && index % 1'000'000 == 0) {
-        options_.progress("read " + std::to_string(index / 1'000'000) + " M events");
+      dispatched(index);
+    }
+  }
+
+  // One chunk of events parsed from a padded copy of its text, for the main thread to dispatch.
+  // The events' views point into `text` and into the parser's string buffer.
+  struct ParsedChunk {
+    std::string text;
+    od::parser parser;
+    std::vector<RawEvent> events;  // the first `count` are this chunk's; reused
+    std::size_t count = 0;
+    std::exception_ptr error;  // parsing stopped after `count` events
+  };
+
+  // The events of one array, chunk by chunk. Each chunk fits in the CPU caches, so simdjson's
+  // stage 1 and the walk over its structural index stay in cache (one document of a few hundred
+  // MiB sends both through memory, and page-faults a structural index larger than itself). With
+  // several chunks, a second thread parses the next ones while this thread dispatches: parsing
+  // is most of the work, and the events still reach the writer in document order.
+  void readChunks(const std::vector<KinetoLayout::Chunk>& chunks) {
+    std::size_t index = 0;
+    auto consume = [&](ParsedChunk& c) {
+      for (std::size_t i = 0; i < c.count; ++i) {
+        dispatch(c.events[i], Where("traceEvents", index));
+        dispatched(index);
       }
+      if (c.error) std::rethrow_exception(c.error);
+      // A chunk without an element lies between two commas: "[{...},]" split at its comma.
+      if (c.count == 0 && chunks.size() > 1) throw TraceError(errorText(simdjson::TAPE_ERROR));
+    };
+    if (chunks.size() == 1) {
+      std::size_t parseIndex = 0;
+      parseChunk(chunks[0], slots_[0], parseIndex);
+      return consume(slots_[0]);
+    }
+    std::mutex mutex;
+    std::condition_variable changed;
+    std::size_t parsed = 0, consumed = 0;
+    bool stop = false;
+    std::thread parser([&] {
+      std::size_t parseIndex = 0;
+      for (std::size_t i = 0; i < chunks.size(); ++i) {
+        ParsedChunk& slot = slots_[i % kSlots];
+        {
+          std::unique_lock lock(mutex);
+          changed.wait(lock, [&] { return stop || i - consumed < kSlots; });
+          if (stop) return;
+        }
+        parseChunk(chunks[i], slot, parseIndex);
+        {
+          std::lock_guard lock(mutex);
+          parsed = i + 1;
+        }
+        changed.notify_all();
+        if (slot.error) return;
+      }
+    });
+    // Stops and joins the parsing thread however this function ends.
+    struct Join {
+      std::thread& thread;
+      std::mutex& mutex;
+      std::condition_variable& changed;
+      bool& stop;
+      ~Join() {
+        {
+          std::lock_guard lock(mutex);
+          stop = true;
+        }
+        changed.notify_all();
+        thread.join();
+      }
+    } join{parser, mutex, changed, stop};
+    for (std::size_t i = 0; i < chunks.size(); ++i) {
+      ParsedChunk& slot = slots_[i % kSlots];
+      {
+        std::unique_lock lock(mutex);
+        changed.wait(lock, [&] { return parsed > i; });
+      }
+      consume(slot);
+      {
+        std::lock_guard lock(mutex);
+        consumed = i + 1;
+      }
+      changed.notify_all();
+    }
+  }
+
+  // Runs on the parsing thread: touches only `slot` and the input.
+  void parseChunk(const KinetoLayout::Chunk& c, ParsedChunk& slot, std::size_t& index) const {
+    slot.count = 0;
+    slot.error = nullptr;
+    try {
+      std::size_t n = c.end - c.begin;
+      if (slot.text.size() < n + 2 + kJsonPadding) slot.text.resize(n + 2 + kJsonPadding);
+      slot.text[0] = '[';
+      std::memcpy(slot.text.data() + 1, input_.data() + c.begin, n);
+      slot.text[n + 1] = ']';
+      auto doc =
+          need(slot.parser.iterate(slot.text.data(), n + 2, slot.text.size()), "traceEvents");
+      for (auto element : need(doc.get_array(), "traceEvents")) {
+        if (slot.count == slot.events.size()) slot.events.emplace_back();
+        readElement(std::move(element), slot.events[slot.count], Where("traceEvents", index));
+        ++slot.count;
+        ++index;
+      }
+      const char* trailing = nullptr;
+      if (!doc.current_location().get(trailing)) {
+        throw TraceError(errorText(simdjson::TRAILING_CONTENT));
+      }
+    } catch (...) {
+      slot.error = std::current_exception();
+    }
+  }
+
+  static void readElement(simdjson::simdjson_result<od::value> element, RawEvent& e,
+                          const Where& where) {
+    od::value v = need(std::move(element), where);
+    if (need(v.type(), where) != od::json_type::object) {
+      fail(where, "an event must be a JSON object");
+    }
+    e.reset();
+    readEvent(need(v.get_object(), where), e, where);
+  }
+
+  void dispatched(std::size_t& index) {
+    ++index;
+    ++stats_.events;
+    if (options_.progress && index % 1'000'000 == 0) {
+      options_.progress("read " + std::to_string(index / 1'000'000) + " M events");
     }
   }
 
@@ -394,35 +561,36 @@ class KinetoImporter {
     }
   }
 
-  void readEvent(od::object obj, RawEvent& e, const Where& where) {
+  static void readEvent(od::object obj, RawEvent& e, const Where& where) {
     for (auto field : obj) {
       std::string_view key = rawKey(need(field.key(), where));
       od::value v = need(field.value(), where);
-      if (key == "ph") {
+      Member member = memberOf(key);
+      if (member == Member::kPh) {
         e.ph = need(v.get_string(), where.field("ph"));
-      } else if (key == "cat") {
+      } else if (member == Member::kCat) {
         e.cat = need(v.get_string(), where.field("cat"));
-      } else if (key == "name") {
+      } else if (member == Member::kName) {
         if (need(v.type(), where) == od::json_type::string) {
           e.name = need(v.get_string(), where.field("name"));
         } else {
           e.name = rawValue(v, where.field("name"));
         }
-      } else if (key == "pid") {
+      } else if (member == Member::kPid) {
         e.pid = looseIdOf(v, where.field("pid"));
-      } else if (key == "tid") {
+      } else if (member == Member::kTid) {
         e.tid = looseIdOf(v, where.field("tid"));
-      } else if (key == "ts") {
+      } else if (member == Member::kTs) {
         if (need(v.type(), where) != od::json_type::number) {
           fail(where.field("ts"), "expected a number");
         }
         e.tsToken = trimmed(v.raw_json_token());
-      } else if (key == "dur") {
+      } else if (member == Member::kDur) {
         if (need(v.type(), where) != od::json_type::number) {
           fail(where.field("dur"), "expected a number");
         }
         e.durToken = trimmed(v.raw_json_token());
-      } else if (key == "args") {
+      } else if (member == Member::kArgs) {
         if (need(v.type(), where) != od::json_type::object) {
           fail(where.field("args"), "expected an object");
         }
@@ -619,12 +787,26 @@ class KinetoImporter {
         {"domainId", &GpuArgs::domainId},
         {"endGlobalTid", &GpuArgs::endGlobalTid},
     };
+    // The same names by length: a key is compared with the few of its length instead of being
+    // hashed (most args keys of a kernel are not among them).
+    static const auto kByLength = [] {
+      std::array<std::vector<std::pair<std::string_view, I>>, 32> t;
+      for (const auto& [name, member] : kIntegers) t.at(name.size()).emplace_back(name, member);
+      return t;
+    }();
+    auto integerMember = [](std::string_view key) -> I {
+      if (key.size() >= kByLength.size()) return nullptr;
+      for (const auto& [name, member] : kByLength[key.size()]) {
+        if (name[0] == key[0] && name == key) return member;
+      }
+      return nullptr;
+    };
     for (auto field : obj) {
       std::string_view key = rawKey(need(field.key(), where.field("args")));
       Where at = where.arg(key);
       od::value v = need(field.value(), at);
-      if (auto it = kIntegers.find(key); it != kIntegers.end()) {
-        a.*(it->second) = integerOf(v, at);
+      if (I member = key.empty() ? nullptr : integerMember(key)) {
+        a.*member = integerOf(v, at);
       } else if (key == "grid" || key == "block") {
         auto& out = key == "grid" ? a.grid : a.block;
         std::size_t i = 0;
@@ -655,10 +837,14 @@ class KinetoImporter {
     PendingGpu g;
     if (e.pid.isInt) g.pid = e.pid.value;
     if (e.tid.isInt) g.tid = e.tid.value;
+    g.start = start;
+    g.correlation = a.correlation;
     g.operationId = a.operationId;
+    g.writtenPid = provisionalPid(a.correlation);
     switch (kind) {
       case Kind::kKernel: {
-        auto& k = g.record.emplace<trace::KernelRecord>();
+        auto& k = kernel_;  // reused: no allocation per record
+        k = trace::KernelRecord{};
         place(k, start, end, device, stream, a);
         k.demangledName = writer_.intern(e.name);
         k.shortName = a.shortName.empty() ? k.demangledName : writer_.intern(a.shortName);
@@ -676,10 +862,15 @@ class KinetoImporter {
         k.cacheConfig = a.cacheConfig;
         k.graphId = a.graphId;
         k.graphNodeId = a.graphNodeId;
+        k.globalPid = g.writtenPid;
+        writer_.addKernel(k);
+        g.table = trace::TraceWriter::GpuTable::kKernel;
+        g.row = ++kernelRows_;
+        count(trace::table::kKernel);
         break;
       }
       case Kind::kMemcpy: {
-        auto& m = g.record.emplace<trace::MemcpyRecord>();
+        trace::MemcpyRecord m;
         place(m, start, end, device, stream, a);
         m.bytes = a.bytes;
         auto kinds = memcpyKindsOf(e.name);
@@ -689,28 +880,51 @@ class KinetoImporter {
         m.srcDeviceId = a.srcDevice >= 0 ? a.srcDevice : device;
         m.dstDeviceId = a.dstDevice >= 0 ? a.dstDevice : device;
         m.graphNodeId = a.graphNodeId;
+        m.globalPid = g.writtenPid;
+        writer_.addMemcpy(m);
+        g.table = trace::TraceWriter::GpuTable::kMemcpy;
+        g.row = ++memcpyRows_;
+        count(trace::table::kMemcpy);
         break;
       }
       case Kind::kMemset: {
-        auto& m = g.record.emplace<trace::MemsetRecord>();
+        trace::MemsetRecord m;
         place(m, start, end, device, stream, a);
         m.value = a.value;
         m.bytes = a.bytes;
         m.memKind = a.memKind >= 0 ? a.memKind : memsetKindOf(e.name);
         m.graphNodeId = a.graphNodeId;
+        m.globalPid = g.writtenPid;
+        writer_.addMemset(m);
+        g.table = trace::TraceWriter::GpuTable::kMemset;
+        g.row = ++memsetRows_;
+        count(trace::table::kMemset);
         break;
       }
       default: {
-        auto& sy = g.record.emplace<trace::SyncRecord>();
+        trace::SyncRecord sy;
         place(sy, start, end, device, stream, a);
         sy.syncType =
             static_cast<trace::SyncType>(syncTypeOf(a.syncKind.empty() ? e.name : a.syncKind));
         sy.eventId = a.eventId;
         sy.eventSyncId = a.eventSyncId;
+        sy.globalPid = g.writtenPid;
+        writer_.addSync(sy);
+        g.table = trace::TraceWriter::GpuTable::kSync;
+        g.row = ++syncRows_;
+        count(trace::table::kSync);
         break;
       }
     }
-    gpu_.push_back(std::move(g));
+    gpu_.push_back(g);
+  }
+
+  // The process a GPU record would get if the input ended here (see resolve in
+  // writeGpuRecords), without creating processes: usually its final one.
+  std::int64_t provisionalPid(std::int64_t correlation) const {
+    auto it = correlation ? launchPid_.find(correlation) : launchPid_.end();
+    if (it != launchPid_.end() && it->second != kAmbiguousPid) return it->second;
+    return cpuPids_.size() == 1 ? cpuPids_.begin()->first : 0;
   }
 
   // ac2g flows tie a CUDA API call ("s", on the launching thread) to the GPU record it launched
@@ -718,7 +932,7 @@ class KinetoImporter {
   // when correlation ids repeat across processes, as every process's CUPTI counts from 1. They
   // are only kept here and looked at in finish() when that happens.
   void addFlow(const RawEvent& e, TimeNs ts) {
-    ++stats_.rowsPerTable["(ac2g flow events, kept as correlation ids)"];
+    count(kFlowEvents);
     if (e.id.empty() || !e.pid.isInt || !e.tid.isInt || (e.ph != "s" && e.ph != "f")) return;
     flows_.push_back(
         {std::hash<std::string_view>{}(e.id), e.pid.value, e.tid.value, ts, e.ph == "s"});
@@ -983,7 +1197,22 @@ class KinetoImporter {
     count(trace::table::kExternalCorrelation);
   }
 
-  void count(std::string_view table) { ++stats_.rowsPerTable[std::string(table)]; }
+  // Rows per table, counted by the name's address: a map keyed by std::string cost a string
+  // construction and several compares per row. Added to stats_ once, at the end.
+  void count(std::string_view table) {
+    for (auto& [name, n] : counts_) {
+      if (name.data() == table.data()) {
+        ++n;
+        return;
+      }
+    }
+    counts_.emplace_back(table, 1);
+  }
+  void addCountsToStats() {
+    for (const auto& [name, n] : counts_) stats_.rowsPerTable[std::string(name)] += n;
+    counts_.clear();
+  }
+  static constexpr std::string_view kFlowEvents = "(ac2g flow events, kept as correlation ids)";
 
   // --- end of input -------------------------------------------------------------------------
 
@@ -995,6 +1224,7 @@ class KinetoImporter {
       count(trace::table::kOperations);
     }
     writeProcessesAndThreads();
+    addCountsToStats();
     writer_.setMeta(trace::meta::kSourceFormat, "kineto");
     if (!kinetoSchemaVersion_.empty())
       writer_.setMeta("kineto_schema_version", kinetoSchemaVersion_);
@@ -1044,33 +1274,12 @@ class KinetoImporter {
       ++unresolvedGpu_;
       return onlyPid;
     };
-    for (auto& g : gpu_) {
-      std::visit(
-          [&](auto& r) {
-            r.globalPid = resolve(g, r.start, r.correlationId);
-            write(r);
-            if (g.operationId) addExternalCorrelation(r.globalPid, r.correlationId, g.operationId);
-          },
-          g.record);
+    for (const auto& g : gpu_) {
+      std::int64_t pid = resolve(g, g.start, g.correlation);
+      if (pid != g.writtenPid) writer_.setGpuGlobalPid(g.table, g.row, pid);
+      if (g.operationId) addExternalCorrelation(pid, g.correlation, g.operationId);
     }
-    gpu_.clear();
-  }
-
-  void write(const trace::KernelRecord& r) {
-    writer_.addKernel(r);
-    count(trace::table::kKernel);
-  }
-  void write(const trace::MemcpyRecord& r) {
-    writer_.addMemcpy(r);
-    count(trace::table::kMemcpy);
-  }
-  void write(const trace::MemsetRecord& r) {
-    writer_.addMemset(r);
-    count(trace::table::kMemset);
-  }
-  void write(const trace::SyncRecord& r) {
-    writer_.addSync(r);
-    count(trace::table::kSync);
+    gpu_ = {};
   }
 
   void writeProcessesAndThreads() {
@@ -1110,11 +1319,19 @@ class KinetoImporter {
   ImportStats& stats_;
   od::parser parser_;
   od::parser argsParser_;
+  static constexpr std::size_t kSlots = 3;  // chunks parsed ahead, plus the one dispatched
+  std::array<ParsedChunk, kSlots> slots_;
+  std::string_view input_;
+  const KinetoLayout* layout_ = nullptr;
+  std::size_t arraysRead_ = 0;
   GpuArgs scratchArgs_;
   RawEvent event_;
   trace::CpuIntervalRecord cpuInterval_;
   OperationNesting operations_;
   std::vector<PendingGpu> gpu_;
+  std::vector<std::pair<std::string_view, std::uint64_t>> counts_;
+  trace::KernelRecord kernel_;
+  std::int64_t kernelRows_ = 0, memcpyRows_ = 0, memsetRows_ = 0, syncRows_ = 0;
   std::unordered_map<std::int64_t, std::int64_t> launchPid_;  // correlation id -> globalPid
   std::set<std::pair<std::int64_t, std::int64_t>> externalCorrelations_;  // (globalPid, corr.)
   struct Flow {
@@ -1142,7 +1359,22 @@ class KinetoImporter {
 
 void importKineto(std::string_view json, trace::TraceWriter& writer, const ImportOptions& options,
                   ImportStats& stats) {
-  KinetoImporter(writer, options, stats).run(json);
+  // By default chunks of about 64 KiB: their text, structural index and parsed events stay in L2.
+  std::optional<KinetoLayout> layout;
+  if (options.kinetoChunkBytes) layout = scanKinetoLayout(json, options.kinetoChunkBytes);
+  if (!layout) return KinetoImporter(writer, options, stats).run(json);
+  ImportStats before = stats;
+  try {
+    KinetoImporter(writer, options, stats).run(json, &*layout);
+  } catch (const TraceError&) {
+    // Invalid input. Parsing it in one piece words the error as it always has (the first error in
+    // document order); the rows already sent to the writer are discarded with it, as on any
+    // failed import. Should that parse succeed, the chunked error stands: never keep a result
+    // the chunked parse did not finish.
+    stats = before;
+    KinetoImporter(writer, options, stats).run(json);
+    throw;
+  }
 }
 
 }  // namespace rlscope::import

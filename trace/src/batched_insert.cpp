@@ -1,5 +1,10 @@
 #include "batched_insert.h"
 
+#include <cstdint>
+#include <string>
+
+#include "rlscope/trace/error.h"
+
 namespace rlscope::trace {
 
 BatchedInsert::BatchedInsert(Database& db, WriterThread& thread, std::string_view verb,
@@ -17,20 +22,29 @@ BatchedInsert::BatchedInsert(Database& db, WriterThread& thread, std::string_vie
   }
   sqlPrefix_ = std::string(verb) + " INTO " + std::string(table) + " (" + names + ") VALUES ";
   rowParams_ = "(" + params + ")";
-  staging_.resize(static_cast<std::size_t>(kBatchRows * columns_));
+  staging_.values.resize(static_cast<std::size_t>(kBatchRows * columns_));
   // Prepared here, before the writer thread first runs, so a bad column list fails at once.
   statementFor(kBatchRows);
 }
 
 void BatchedInsert::set(int column, std::string_view text) {
+  if (text.size() > UINT32_MAX) {
+    throw TraceError("a text value of " + std::to_string(text.size()) + " bytes is too large");
+  }
   Value& v = slot(column);
   v.kind = Kind::kText;
-  v.text.assign(text);
+  v.textOffset = staging_.text.size();
+  v.textSize = static_cast<std::uint32_t>(text.size());
+  staging_.text.append(text);
 }
 
 BatchedInsert::Batch BatchedInsert::takeFreeBatch() {
   std::lock_guard lock(freeMutex_);
-  if (free_.empty()) return Batch(static_cast<std::size_t>(kBatchRows * columns_));
+  if (free_.empty()) {
+    Batch b;
+    b.values.resize(static_cast<std::size_t>(kBatchRows * columns_));
+    return b;
+  }
   Batch b = std::move(free_.back());
   free_.pop_back();
   return b;
@@ -63,7 +77,7 @@ void BatchedInsert::write(Batch& batch, int rows) {
   Statement& st = statementFor(rows);
   int param = 1;
   for (int i = 0; i < rows * columns_; ++i, ++param) {
-    Value& v = batch[static_cast<std::size_t>(i)];
+    Value& v = batch.values[static_cast<std::size_t>(i)];
     switch (v.kind) {
       case Kind::kNull:
         st.bindNull(param);
@@ -75,13 +89,15 @@ void BatchedInsert::write(Batch& batch, int rows) {
         st.bind(param, v.d);
         break;
       case Kind::kText:
-        st.bind(param, std::string_view(v.text));  // the batch outlives the step below
+        // The batch, text included, outlives the step below.
+        st.bind(param, std::string_view(batch.text).substr(v.textOffset, v.textSize));
         break;
     }
     v.kind = Kind::kNull;  // the batch is staged again from NULLs
   }
   st.step();
-  st.reset();
+  st.resetKeepingBindings();  // every parameter is bound again before the next step
+  batch.text.clear();
 }
 
 }  // namespace rlscope::trace

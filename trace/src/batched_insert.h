@@ -37,7 +37,7 @@ class BatchedInsert {
     v.kind = Kind::kDouble;
     v.d = value;
   }
-  void set(int column, std::string_view text);  // copied into the slot's reusable buffer
+  void set(int column, std::string_view text);  // copied into the batch's text buffer
   void setNull(int column) { slot(column).kind = Kind::kNull; }
   void endRow() {
     if (++staged_ == kBatchRows) handOff();
@@ -49,16 +49,24 @@ class BatchedInsert {
   }
 
  private:
-  enum class Kind { kNull, kInt, kDouble, kText };
+  enum class Kind : std::uint8_t { kNull, kInt, kDouble, kText };
+  // 16 bytes, no string of its own: a kernel batch is 64 x 27 values, and the writer thread
+  // walks all of them for every batch.
   struct Value {
     Kind kind = Kind::kNull;
-    std::int64_t i = 0;
-    double d = 0;
-    std::string text;
+    std::uint32_t textSize = 0;
+    union {
+      std::int64_t i = 0;
+      double d;
+      std::uint64_t textOffset;  // into Batch::text
+    };
   };
-  using Batch = std::vector<Value>;
+  struct Batch {
+    std::vector<Value> values;
+    std::string text;  // the batch's TEXT values, one after another; reused
+  };
 
-  Value& slot(int column) { return staging_[staged_ * columns_ + column]; }
+  Value& slot(int column) { return staging_.values[staged_ * columns_ + column]; }
   void handOff();
   Batch takeFreeBatch();
   // Writer thread only.

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <ctime>
+#include <optional>
 #include <string>
 #include <unordered_map>
 
@@ -267,6 +268,8 @@ struct TraceWriter::Impl {
                          "maxThreadsPerBlock",
                          "memoryClockRate",
                          "memoryBusWidth"}};
+  // UPDATEs of setGpuGlobalPid() per GpuTable, prepared on the writer thread when first needed.
+  std::optional<Statement> gpuPidUpdates[4];
   std::unordered_map<std::string, StringId, StringHash, std::equal_to<>> internTable;
   StringId nextStringId = 1;
   std::uint64_t rows = 0;
@@ -473,6 +476,35 @@ void TraceWriter::addGpuInfo(const GpuInfoRecord& r) {
            r.maxWarpsPerSm, r.maxBlocksPerSm, r.maxThreadsPerBlock, r.memoryClockRate,
            r.memoryBusWidth});
   impl_->endRow(ins);
+}
+
+void TraceWriter::setGpuGlobalPid(GpuTable which, std::int64_t row, std::int64_t globalPid) {
+  auto& impl = *impl_;
+  BatchedInsert* ins = &impl.kernels;
+  std::string_view name = table::kKernel;
+  if (which == GpuTable::kMemcpy) {
+    ins = &impl.memcpys;
+    name = table::kMemcpy;
+  } else if (which == GpuTable::kMemset) {
+    ins = &impl.memsets;
+    name = table::kMemset;
+  } else if (which == GpuTable::kSync) {
+    ins = &impl.syncs;
+    name = table::kSync;
+  }
+  ins->flush();  // the row may still be staged; the writer thread runs tasks in order
+  impl.worker.post([&impl, t = static_cast<int>(which), name, row, globalPid] {
+    auto& st = impl.gpuPidUpdates[t];
+    if (!st) {
+      std::string sql = "UPDATE ";
+      sql += name;
+      sql += " SET globalPid = ? WHERE rowid = ?";
+      st.emplace(impl.db.prepare(sql));
+    }
+    st->bind(1, globalPid);
+    st->bind(2, row);
+    st->run();
+  });
 }
 
 void TraceWriter::commit() {

@@ -64,6 +64,9 @@ class Statement {
   bool step();
   void run();
   void reset();
+  // reset() that keeps the bindings: for a caller that binds every parameter before each step,
+  // clearing them first is a second pass over all of them.
+  void resetKeepingBindings() { sqlite3_reset(stmt_); }
 
   std::int64_t columnInt(int col) const { return sqlite3_column_int64(stmt_, col); }
   double columnDouble(int col) const { return sqlite3_column_double(stmt_, col); }
