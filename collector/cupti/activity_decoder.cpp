@@ -26,8 +26,35 @@ bool timed(std::uint64_t start, std::uint64_t end) {
   return start != CUPTI_TIMESTAMP_UNKNOWN && end != CUPTI_TIMESTAMP_UNKNOWN && end >= start;
 }
 
-std::int64_t ns(std::uint64_t t) {
+// CUPTI's timestamps are already on the part's clock (the collector is its timestamp source).
+std::int64_t partTime(std::uint64_t t) {
   return static_cast<std::int64_t>(t);
+}
+
+// The interval and placement every kernel, copy and memset record carries.
+template <class Out, class In>
+void copyPlacement(Out& o, const In& a) {
+  o.start = partTime(a.start);
+  o.end = partTime(a.end);
+  o.deviceId = a.deviceId;
+  o.contextId = a.contextId;
+  o.streamId = a.streamId;
+  o.correlationId = a.correlationId;
+}
+
+// MEMCPY and MEMCPY2 (peer to peer) records differ only in where the bytes go.
+template <class In>
+part::Memcpy memcpyOf(const In& a, std::uint32_t srcDevice, std::uint32_t dstDevice) {
+  part::Memcpy m{};
+  copyPlacement(m, a);
+  m.bytes = a.bytes;
+  m.graphNodeId = a.graphNodeId;
+  m.srcDeviceId = srcDevice;
+  m.dstDeviceId = dstDevice;
+  m.copyKind = a.copyKind;
+  m.srcKind = a.srcKind;
+  m.dstKind = a.dstKind;
+  return m;
 }
 
 }  // namespace
@@ -81,12 +108,7 @@ bool ActivityDecoder::decode(const CUpti_Activity* record, std::vector<std::byte
       if (!timed(a->start, a->end)) break;
       noteContextDevice(a->contextId, a->deviceId);
       part::Kernel k{};
-      k.start = ns(a->start);
-      k.end = ns(a->end);
-      k.deviceId = a->deviceId;
-      k.contextId = a->contextId;
-      k.streamId = a->streamId;
-      k.correlationId = a->correlationId;
+      copyPlacement(k, *a);
       k.gridX = a->gridX;
       k.gridY = a->gridY;
       k.gridZ = a->gridZ;
@@ -117,20 +139,7 @@ bool ActivityDecoder::decode(const CUpti_Activity* record, std::vector<std::byte
       const auto* a = reinterpret_cast<const CUpti_ActivityMemcpy6*>(record);
       if (!timed(a->start, a->end)) break;
       noteContextDevice(a->contextId, a->deviceId);
-      part::Memcpy m{};
-      m.start = ns(a->start);
-      m.end = ns(a->end);
-      m.bytes = a->bytes;
-      m.graphNodeId = a->graphNodeId;
-      m.deviceId = a->deviceId;
-      m.contextId = a->contextId;
-      m.streamId = a->streamId;
-      m.correlationId = a->correlationId;
-      m.srcDeviceId = a->deviceId;
-      m.dstDeviceId = a->deviceId;
-      m.copyKind = a->copyKind;
-      m.srcKind = a->srcKind;
-      m.dstKind = a->dstKind;
+      part::Memcpy m = memcpyOf(*a, a->deviceId, a->deviceId);
       append(out, RecordType::kMemcpy, m);
       ++decoded_;
       return true;
@@ -139,20 +148,7 @@ bool ActivityDecoder::decode(const CUpti_Activity* record, std::vector<std::byte
       const auto* a = reinterpret_cast<const CUpti_ActivityMemcpyPtoP4*>(record);
       if (!timed(a->start, a->end)) break;
       noteContextDevice(a->contextId, a->deviceId);
-      part::Memcpy m{};
-      m.start = ns(a->start);
-      m.end = ns(a->end);
-      m.bytes = a->bytes;
-      m.graphNodeId = a->graphNodeId;
-      m.deviceId = a->deviceId;
-      m.contextId = a->contextId;
-      m.streamId = a->streamId;
-      m.correlationId = a->correlationId;
-      m.srcDeviceId = a->srcDeviceId;
-      m.dstDeviceId = a->dstDeviceId;
-      m.copyKind = a->copyKind;
-      m.srcKind = a->srcKind;
-      m.dstKind = a->dstKind;
+      part::Memcpy m = memcpyOf(*a, a->srcDeviceId, a->dstDeviceId);
       append(out, RecordType::kMemcpy, m);
       ++decoded_;
       return true;
@@ -162,14 +158,9 @@ bool ActivityDecoder::decode(const CUpti_Activity* record, std::vector<std::byte
       if (!timed(a->start, a->end)) break;
       noteContextDevice(a->contextId, a->deviceId);
       part::Memset m{};
-      m.start = ns(a->start);
-      m.end = ns(a->end);
+      copyPlacement(m, *a);
       m.bytes = a->bytes;
       m.graphNodeId = a->graphNodeId;
-      m.deviceId = a->deviceId;
-      m.contextId = a->contextId;
-      m.streamId = a->streamId;
-      m.correlationId = a->correlationId;
       m.value = a->value;
       m.memoryKind = a->memoryKind;
       append(out, RecordType::kMemset, m);
@@ -183,8 +174,8 @@ bool ActivityDecoder::decode(const CUpti_Activity* record, std::vector<std::byte
       auto kind =
           a->kind == CUPTI_ACTIVITY_KIND_RUNTIME ? part::ApiKind::kRuntime : part::ApiKind::kDriver;
       part::ApiCall c{};
-      c.start = ns(a->start);
-      c.end = ns(a->end);
+      c.start = partTime(a->start);
+      c.end = partTime(a->end);
       c.kind = static_cast<std::uint32_t>(kind);
       c.cbid = a->cbid;
       c.tid = a->threadId;
@@ -198,8 +189,8 @@ bool ActivityDecoder::decode(const CUpti_Activity* record, std::vector<std::byte
       const auto* a = reinterpret_cast<const CUpti_ActivitySynchronization2*>(record);
       if (!timed(a->start, a->end)) break;
       part::Synchronization s{};
-      s.start = ns(a->start);
-      s.end = ns(a->end);
+      s.start = partTime(a->start);
+      s.end = partTime(a->end);
       s.cudaEventId = a->cudaEventId;
       s.cudaEventSyncId = a->cudaEventSyncId;
       s.deviceId = deviceOfContext(a->contextId);
@@ -215,8 +206,8 @@ bool ActivityDecoder::decode(const CUpti_Activity* record, std::vector<std::byte
       const auto* a = reinterpret_cast<const CUpti_ActivityOverhead3*>(record);
       if (!timed(a->start, a->end)) break;
       part::Overhead o{};
-      o.start = ns(a->start);
-      o.end = ns(a->end);
+      o.start = partTime(a->start);
+      o.end = partTime(a->end);
       switch (a->objectKind) {
         case CUPTI_ACTIVITY_OBJECT_PROCESS:
           o.objectId = a->objectId.pt.processId;

@@ -211,11 +211,11 @@ class Merger {
     return trace::globalTidOf(p.tracePid, trace::fitsGlobalIdField(tid) ? tid : 0);
   }
 
+  // Registers the thread; `time` (0: unknown) moves its start earlier.
   void touchThread(Part& p, std::uint32_t tid, std::int64_t time) {
     if (tid == 0) return;
-    auto [it, inserted] = p.threads.try_emplace(tid);
-    if (inserted || (time && time < it->second.start) || !it->second.start)
-      if (time) it->second.start = it->second.start ? std::min(it->second.start, time) : time;
+    std::int64_t& start = p.threads[tid].start;
+    if (time) start = start ? std::min(start, time) : time;
   }
 
   void seen(Part& p, std::int64_t time) { p.lastTime = std::max(p.lastTime, time); }
@@ -443,7 +443,7 @@ class Merger {
       return;
     }
     trace::OperationRecord op;
-    op.id = static_cast<std::int64_t>(opKeys_.size()) + 1;  // a key until nesting assigns ids
+    op.id = ++operationsAdded_;  // a key until nesting assigns ids
     op.start = o.start;
     op.end = end;
     op.globalTid = globalTid(p, o.tid);
@@ -452,14 +452,8 @@ class Merger {
                                             : trace::OperationSource::kNvtx;
     if (unterminated) op.args = R"({"unterminated":true})";
     nesting_.add(op);
-    opKeys_.push_back(o.pushIndex ? collectorOperationId(p, o) : 0);
-  }
-
-  // The id the collector pushed as external correlation for this push/pop range (collector.h).
-  std::uint64_t collectorOperationId(const Part& p, const OpenRange& o) {
-    auto id = (std::uint64_t{o.tid} << 32) | o.pushIndex;
-    pushedIdToKey_[{p.globalPid, id}] = static_cast<std::int64_t>(opKeys_.size()) + 1;
-    return id;
+    // Push/pop ranges: the id the collector pushed as their external correlation.
+    if (o.pushIndex) pushedIdToKey_[{p.globalPid, part::operationIdOf(o.tid, o.pushIndex)}] = op.id;
   }
 
   void finishPart(Part& p, const std::string& cutShort) {
@@ -473,7 +467,6 @@ class Merger {
         p.ended.erase(it);
       } else {
         closeRange(p, o, end, o.tid, trace::NvtxEventType::kStartEndRange, true);
-        ++openAtEnd_;
       }
     }
     if (!p.ended.empty())
@@ -484,7 +477,6 @@ class Merger {
       for (auto& o : stack) closeRange(p, o, end, o.tid, trace::NvtxEventType::kPushPopRange, true);
       open += stack.size();
     }
-    openAtEnd_ += open;
     if (open)
       warn("process " + std::to_string(p.pid) + ": " + std::to_string(open) +
            " NVTX push/pop ranges still open when it ended; closed at its end and marked "
@@ -529,16 +521,22 @@ class Merger {
                  "it did in its last ~100 ms may be missing");
   }
 
-  void addKernel(Part& p, const part::Kernel& k, std::optional<std::string_view> name) {
-    seen(p, k.end);
-    trace::KernelRecord r;
-    r.start = k.start;
-    r.end = k.end;
-    r.deviceId = k.deviceId;
-    r.contextId = k.contextId;
-    r.streamId = k.streamId;
-    r.correlationId = k.correlationId;
+  // The interval and placement every kernel, copy, memset and sync row carries.
+  template <class Row, class Rec>
+  void placeGpuRow(Part& p, const Rec& x, Row& r) {
+    seen(p, x.end);
+    r.start = x.start;
+    r.end = x.end;
+    r.deviceId = x.deviceId;
+    r.contextId = x.contextId;
+    r.streamId = x.streamId;
+    r.correlationId = x.correlationId;
     r.globalPid = p.globalPid;
+  }
+
+  void addKernel(Part& p, const part::Kernel& k, std::optional<std::string_view> name) {
+    trace::KernelRecord r;
+    placeGpuRow(p, k, r);
     std::string mangled(name.value_or(""));
     std::string demangled = demangle(mangled);
     r.mangledName = w_.intern(mangled);
@@ -562,15 +560,8 @@ class Merger {
   }
 
   void addMemcpy(Part& p, const part::Memcpy& m) {
-    seen(p, m.end);
     trace::MemcpyRecord r;
-    r.start = m.start;
-    r.end = m.end;
-    r.deviceId = m.deviceId;
-    r.contextId = m.contextId;
-    r.streamId = m.streamId;
-    r.correlationId = m.correlationId;
-    r.globalPid = p.globalPid;
+    placeGpuRow(p, m, r);
     r.bytes = static_cast<std::int64_t>(m.bytes);
     r.copyKind = m.copyKind;
     r.srcKind = m.srcKind;
@@ -583,15 +574,8 @@ class Merger {
   }
 
   void addMemset(Part& p, const part::Memset& m) {
-    seen(p, m.end);
     trace::MemsetRecord r;
-    r.start = m.start;
-    r.end = m.end;
-    r.deviceId = m.deviceId;
-    r.contextId = m.contextId;
-    r.streamId = m.streamId;
-    r.correlationId = m.correlationId;
-    r.globalPid = p.globalPid;
+    placeGpuRow(p, m, r);
     r.value = m.value;
     r.bytes = static_cast<std::int64_t>(m.bytes);
     r.memKind = m.memoryKind;
@@ -619,15 +603,8 @@ class Merger {
   }
 
   void addSync(Part& p, const part::Synchronization& s) {
-    seen(p, s.end);
     trace::SyncRecord r;
-    r.start = s.start;
-    r.end = s.end;
-    r.deviceId = s.deviceId;
-    r.contextId = s.contextId;
-    r.streamId = s.streamId;
-    r.correlationId = s.correlationId;
-    r.globalPid = p.globalPid;
+    placeGpuRow(p, s, r);
     r.syncType = static_cast<trace::SyncType>(s.type);
     r.eventId = static_cast<std::int64_t>(s.cudaEventId);
     r.eventSyncId = static_cast<std::int64_t>(s.cudaEventSyncId);
@@ -753,14 +730,13 @@ class Merger {
   std::optional<std::int64_t> startMonotonic_;
   std::int64_t startWall_ = 0;
   import::OperationNesting nesting_;
-  std::vector<std::uint64_t> opKeys_;  // per added operation: the collector's id, or 0
+  std::int64_t operationsAdded_ = 0;
   std::map<std::pair<std::int64_t, std::uint64_t>, std::int64_t> pushedIdToKey_;
   std::map<std::pair<std::int64_t, std::uint32_t>, std::uint64_t> externalIds_;
   std::vector<Launch> launches_;
   std::map<std::uint32_t, trace::GpuInfoRecord> gpus_;
   bool gpuRecorded_ = false;
   std::string gpuReason_;
-  std::uint64_t openAtEnd_ = 0;
 };
 
 }  // namespace

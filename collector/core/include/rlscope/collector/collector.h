@@ -64,10 +64,7 @@ struct CudaHooks {
 };
 RLSCOPE_COLLECTOR_API void setCudaHooks(const CudaHooks* hooks);
 
-// The id the collector gives the push/pop range a thread opens next, as the CUDA hooks see it:
-// (tid << 32) | per-thread push count. rlscope-prof recomputes the same ids while merging.
-constexpr std::uint64_t operationIdOf(std::uint32_t tid, std::uint32_t pushIndex) {
-  return (std::uint64_t{tid} << 32) | pushIndex;
-}
+// The operation ids the CUDA hooks see: part::operationIdOf (part/format.h).
+using part::operationIdOf;
 
 }  // namespace rlscope::collector

@@ -277,6 +277,13 @@ struct DroppedRecords {
 };
 static_assert(sizeof(DroppedRecords) == 16);
 
+// The id of the push/pop range a thread opens with its pushIndex-th push (1-based): what the
+// collector pushes as CUPTI external correlation while the range is open, and what the merge
+// recomputes from the same pushes to tie launches to operations.
+constexpr std::uint64_t operationIdOf(std::uint32_t tid, std::uint32_t pushIndex) {
+  return (std::uint64_t{tid} << 32) | pushIndex;
+}
+
 template <class T>
 inline constexpr bool kIsPayload =
     std::is_trivially_copyable_v<T> && std::is_standard_layout_v<T>;
