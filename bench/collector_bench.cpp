@@ -9,9 +9,9 @@
 //    measures itself, `end_to_end_slowdown` the ratio of wall times including rlscope-prof's start
 //    and the merge into SQLite.
 #include <benchmark/benchmark.h>
+#include <fcntl.h>
 #include <nvtx3/nvToolsExt.h>
 #include <rlscope/rlscope.h>
-#include <fcntl.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>

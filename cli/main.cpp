@@ -49,7 +49,8 @@ int main(int argc, char** argv) {
   add(cli::addImportCommand);
   add(cli::addExportCommand);
   add(cli::addInfoCommand);
-  app.add_subcommand("prof", "Profile a program: the same as rlscope-prof (see `rlscope prof --help`)");
+  app.add_subcommand("prof",
+                     "Profile a program: the same as rlscope-prof (see `rlscope prof --help`)");
 
   try {
     app.parse(argc, argv);

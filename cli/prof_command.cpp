@@ -101,8 +101,7 @@ int runProf(const ProfOptions& o, std::vector<std::string> command) {
   fs::path output = o.output.empty() ? defaultOutput(command[0]) : o.output;
   fs::path outDir = output.parent_path().empty() ? fs::path(".") : output.parent_path();
   if (!fs::is_directory(outDir)) {
-    std::cerr << "rlscope-prof: error: output directory " << outDir.string()
-              << " does not exist\n";
+    std::cerr << "rlscope-prof: error: output directory " << outDir.string() << " does not exist\n";
     return 2;
   }
 
@@ -156,7 +155,8 @@ int runProf(const ProfOptions& o, std::vector<std::string> command) {
     std::cerr << "rlscope-prof: error: " << e.what() << '\n';
     return 126;
   }
-  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   if (status.code != 0) say(o, command[0] + " " + describeExit(status));
 
   mergeOptions.progress = [&](const std::string& line) { say(o, line); };
@@ -170,8 +170,8 @@ int runProf(const ProfOptions& o, std::vector<std::string> command) {
     char secs[32];
     std::snprintf(secs, sizeof secs, "%.2f s", seconds);
     say(o, "trace written to " + output.string() + " (" + secs + " run; " +
-               plural(static_cast<std::uint64_t>(report.processes), "process") +
-               ", " + plural(static_cast<std::uint64_t>(report.threads), "thread") + ", " +
+               plural(static_cast<std::uint64_t>(report.processes), "process") + ", " +
+               plural(static_cast<std::uint64_t>(report.threads), "thread") + ", " +
                plural(rows("rlscope_operations"), "operation") + ", " +
                plural(rows("CUPTI_ACTIVITY_KIND_KERNEL"), "kernel") + ", " +
                plural(rows("CUPTI_ACTIVITY_KIND_RUNTIME") + rows("CUPTI_ACTIVITY_KIND_DRIVER"),

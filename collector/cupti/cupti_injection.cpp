@@ -15,7 +15,9 @@ namespace {
 void recordStatus(bool recording, std::string_view reason) {
   collector::appendProcessRecord(
       part::RecordType::kGpuActivityStatus,
-      part::GpuActivityStatus{static_cast<std::int64_t>(collector::timestamp()), recording ? 1u : 0u, 0}, {reason});
+      part::GpuActivityStatus{static_cast<std::int64_t>(collector::timestamp()),
+                              recording ? 1u : 0u, 0},
+      {reason});
 }
 
 std::string start() {

@@ -10,7 +10,7 @@ namespace rlscope::launch {
 namespace {
 
 bool isRegularFile(const std::string& path) {
-  struct stat st{};
+  struct stat st {};
   return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
 }
 
@@ -24,7 +24,7 @@ ResolvedCommand resolveCommand(const std::string& command) {
     return r;
   }
   auto check = [&](const std::string& path) {
-    struct stat st{};
+    struct stat st {};
     if (::stat(path.c_str(), &st) != 0) return false;
     if (S_ISDIR(st.st_mode)) {
       r.exitCode = 126;

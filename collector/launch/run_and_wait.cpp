@@ -35,7 +35,7 @@ std::vector<char*> cStrings(const std::vector<std::string>& v) {
 
 ExitStatus runAndWait(const std::string& path, const std::vector<std::string>& argv,
                       const std::vector<std::string>& env) {
-  struct sigaction sa{};
+  struct sigaction sa {};
   sa.sa_sigaction = forward;
   sa.sa_flags = SA_SIGINFO | SA_RESTART;
   sigemptyset(&sa.sa_mask);

@@ -13,11 +13,11 @@
 #include <unordered_map>
 
 #include "operation_nesting.h"
-#include "tick_converter.h"
 #include "rlscope/part/reader.h"
 #include "rlscope/trace/global_id.h"
 #include "rlscope/trace/schema.h"
 #include "rlscope/trace/writer.h"
+#include "tick_converter.h"
 
 namespace rlscope::merge {
 
@@ -26,7 +26,7 @@ namespace {
 using part::RecordType;
 using part::RecordView;
 
-constexpr std::string_view kAnnotationDomain = "rlscope";  // annotations/rlscope.h operations
+constexpr std::string_view kAnnotationDomain = "rlscope";   // annotations/rlscope.h operations
 constexpr std::string_view kPhaseDomain = "rlscope.phase";  // annotations/rlscope.h phases
 
 std::string demangle(const std::string& mangled) {
@@ -78,24 +78,50 @@ std::string baseName(const std::string& path) {
 // nanoseconds as it is read.
 template <class P>
 void toNs(const TickConverter&, P&) {}
-void toNs(const TickConverter& c, part::ProcessEnd& x) { x.end = c.ns(x.end); }
-void toNs(const TickConverter& c, part::ThreadStart& x) { x.start = c.ns(x.start); }
-void toNs(const TickConverter& c, part::Instant& x) { x.time = c.ns(x.time); }
-void toNs(const TickConverter& c, part::NvtxEvent& x) { x.time = c.ns(x.time); }
-void toNs(const TickConverter& c, part::NvtxPop& x) { x.time = c.ns(x.time); }
-void toNs(const TickConverter& c, part::NvtxRangeEnd& x) { x.time = c.ns(x.time); }
-void toNs(const TickConverter& c, part::GpuActivityStatus& x) { x.time = c.ns(x.time); }
+void toNs(const TickConverter& c, part::ProcessEnd& x) {
+  x.end = c.ns(x.end);
+}
+void toNs(const TickConverter& c, part::ThreadStart& x) {
+  x.start = c.ns(x.start);
+}
+void toNs(const TickConverter& c, part::Instant& x) {
+  x.time = c.ns(x.time);
+}
+void toNs(const TickConverter& c, part::NvtxEvent& x) {
+  x.time = c.ns(x.time);
+}
+void toNs(const TickConverter& c, part::NvtxPop& x) {
+  x.time = c.ns(x.time);
+}
+void toNs(const TickConverter& c, part::NvtxRangeEnd& x) {
+  x.time = c.ns(x.time);
+}
+void toNs(const TickConverter& c, part::GpuActivityStatus& x) {
+  x.time = c.ns(x.time);
+}
 template <class T>
 void startEndToNs(const TickConverter& c, T& x) {
   x.start = c.ns(x.start);
   x.end = c.ns(x.end);
 }
-void toNs(const TickConverter& c, part::Kernel& x) { startEndToNs(c, x); }
-void toNs(const TickConverter& c, part::Memcpy& x) { startEndToNs(c, x); }
-void toNs(const TickConverter& c, part::Memset& x) { startEndToNs(c, x); }
-void toNs(const TickConverter& c, part::ApiCall& x) { startEndToNs(c, x); }
-void toNs(const TickConverter& c, part::Synchronization& x) { startEndToNs(c, x); }
-void toNs(const TickConverter& c, part::Overhead& x) { startEndToNs(c, x); }
+void toNs(const TickConverter& c, part::Kernel& x) {
+  startEndToNs(c, x);
+}
+void toNs(const TickConverter& c, part::Memcpy& x) {
+  startEndToNs(c, x);
+}
+void toNs(const TickConverter& c, part::Memset& x) {
+  startEndToNs(c, x);
+}
+void toNs(const TickConverter& c, part::ApiCall& x) {
+  startEndToNs(c, x);
+}
+void toNs(const TickConverter& c, part::Synchronization& x) {
+  startEndToNs(c, x);
+}
+void toNs(const TickConverter& c, part::Overhead& x) {
+  startEndToNs(c, x);
+}
 
 // A push/pop or start/end range that has been opened and not yet closed.
 struct OpenRange {
@@ -517,8 +543,9 @@ class Merger {
     if (!cutShort.empty())
       warn(who + ": its part file is damaged (" + cutShort + "); merged up to there");
     if (!p.end)
-      warn(who + " ended without finishing its trace (killed, crashed, or still running): what "
-                 "it did in its last ~100 ms may be missing");
+      warn(who +
+           " ended without finishing its trace (killed, crashed, or still running): what "
+           "it did in its last ~100 ms may be missing");
   }
 
   // The interval and placement every kernel, copy, memset and sync row carries.
@@ -678,12 +705,11 @@ class Merger {
     std::unordered_map<std::int64_t, std::size_t> indexOfId;
     for (std::size_t i = 0; i < ops.size(); ++i) indexOfId[ops[i].id] = i;
     auto innermostAt = [&](std::int64_t tid, std::int64_t t) -> std::int64_t {
-      auto it = std::upper_bound(ops.begin(), ops.end(), std::pair{tid, t},
-                                 [](const std::pair<std::int64_t, std::int64_t>& v,
-                                    const trace::OperationRecord& op) {
-                                   return v.first != op.globalTid ? v.first < op.globalTid
-                                                                  : v.second < op.start;
-                                 });
+      auto it = std::upper_bound(
+          ops.begin(), ops.end(), std::pair{tid, t},
+          [](const std::pair<std::int64_t, std::int64_t>& v, const trace::OperationRecord& op) {
+            return v.first != op.globalTid ? v.first < op.globalTid : v.second < op.start;
+          });
       if (it == ops.begin()) return 0;
       const trace::OperationRecord* op = &*(it - 1);
       if (op->globalTid != tid) return 0;

@@ -13,7 +13,7 @@
 namespace rlscope::merge {
 
 struct MergeOptions {
-  std::string commandLine;  // the profiled command, for the trace's metadata
+  std::string commandLine;     // the profiled command, for the trace's metadata
   std::uint32_t features = 0;  // part::FeatureBits rlscope-prof ran with
   // Why GPU activity cannot be recorded at all on this machine (found before the run), or empty.
   std::string gpuUnavailableReason;

@@ -37,8 +37,9 @@ class TickConverter {
     if (points_.size() == 1)
       return points_[0].monotonicNs + static_cast<std::int64_t>(t - points_[0].ticks);
     // The segment [a, b] holding t, or the first/last one.
-    auto it = std::upper_bound(points_.begin(), points_.end(), t,
-                               [](std::uint64_t v, const part::ClockSync& p) { return v < p.ticks; });
+    auto it =
+        std::upper_bound(points_.begin(), points_.end(), t,
+                         [](std::uint64_t v, const part::ClockSync& p) { return v < p.ticks; });
     std::size_t i = static_cast<std::size_t>(it - points_.begin());
     i = std::clamp<std::size_t>(i, 1, points_.size() - 1);
     const auto& a = points_[i - 1];

@@ -44,8 +44,9 @@ class PartBuilder {
 };
 
 part::ApiCall launch(std::int64_t start, std::uint32_t tid, std::uint32_t correlation) {
-  return {start, start + 5, static_cast<std::uint32_t>(part::ApiKind::kRuntime), 211, tid,
-          correlation, 0, 0};
+  return {start, start + 5, static_cast<std::uint32_t>(part::ApiKind::kRuntime),
+          211,   tid,       correlation,
+          0,     0};
 }
 
 part::Kernel kernel(std::int64_t start, std::uint32_t correlation) {
@@ -65,7 +66,8 @@ TEST(MergeCuda, KernelsApiCallsAndOperationAttribution) {
   testing::TempDir tmp;
   const std::uint32_t pid = 4242, tid = 4242;
   PartBuilder b;
-  b.add(0, RecordType::kProcessInfo, part::ProcessInfo{1000, pid, 1, 7, 0}, {"/bin/train", "train"});
+  b.add(0, RecordType::kProcessInfo, part::ProcessInfo{1000, pid, 1, 7, 0},
+        {"/bin/train", "train"});
   b.add(0, RecordType::kGpuActivityStatus, part::GpuActivityStatus{1000, 1, 0});
   part::GpuInfo g{};
   g.deviceId = 0, g.smCount = 132, g.computeMajor = 9, g.computeMinor = 0;
@@ -105,9 +107,10 @@ TEST(MergeCuda, KernelsApiCallsAndOperationAttribution) {
     auto st = db.prepare(sql);
     return st.step() ? st.columnAsText(0) : std::string("<none>");
   };
-  EXPECT_EQ(text("SELECT group_concat(s.value, '|') FROM (SELECT shortName FROM "
-                 "CUPTI_ACTIVITY_KIND_KERNEL ORDER BY start) k JOIN StringIds s ON s.id = k.shortName"),
-            "matmul|relu|plain_c_kernel");
+  EXPECT_EQ(
+      text("SELECT group_concat(s.value, '|') FROM (SELECT shortName FROM "
+           "CUPTI_ACTIVITY_KIND_KERNEL ORDER BY start) k JOIN StringIds s ON s.id = k.shortName"),
+      "matmul|relu|plain_c_kernel");
   EXPECT_EQ(text("SELECT s.value FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds s ON "
                  "s.id = k.demangledName WHERE k.correlationId = 11"),
             "matmul(float const*, float const*, float*, int)");
@@ -146,8 +149,7 @@ TEST(MergeCuda, GpuUnavailableReasonAndCutShortPartsAreReported) {
   EXPECT_EQ(report.gpuActivity, "unavailable: CUPTI_ERROR_INSUFFICIENT_PRIVILEGES");
   std::string all;
   for (auto& w : report.warnings) all += w + "\n";
-  EXPECT_NE(all.find("process 77 (x) ended without finishing its trace"), std::string::npos)
-      << all;
+  EXPECT_NE(all.find("process 77 (x) ended without finishing its trace"), std::string::npos) << all;
   EXPECT_NE(all.find("1 NVTX push/pop ranges still open"), std::string::npos) << all;
 }
 

@@ -90,7 +90,8 @@ TEST(Prof, RecordsEveryKindOfNvtxCall) {
   EXPECT_EQ(t.count("SELECT COUNT(*) FROM NVTX_EVENTS WHERE eventType = 33 AND category = 7 "
                     "AND text = 'my category'"),
             1);
-  EXPECT_EQ(t.count("SELECT COUNT(*) FROM NVTX_EVENTS WHERE eventType = 34 AND text = 'a mark'"), 1);
+  EXPECT_EQ(t.count("SELECT COUNT(*) FROM NVTX_EVENTS WHERE eventType = 34 AND text = 'a mark'"),
+            1);
   // A start/end range closed by another thread.
   EXPECT_EQ(t.count("SELECT COUNT(*) FROM NVTX_EVENTS WHERE eventType = 60 AND "
                     "text = 'across threads' AND endGlobalTid != 0 AND endGlobalTid != globalTid "
@@ -233,8 +234,8 @@ TEST(Prof, CrashSigkillAndSigtermKeepWhatWasRecorded) {
 
 TEST(Prof, CpuSampleOperationsAndPhases) {
   TempDir tmp;
-  auto p = profile(tmp, {std::string(RLSCOPE_BIN_DIR) + "/rlscope_sample_cpu_training",
-                         "--iterations", "5"});
+  auto p = profile(
+      tmp, {std::string(RLSCOPE_BIN_DIR) + "/rlscope_sample_cpu_training", "--iterations", "5"});
   ASSERT_EQ(p.result.exitCode, 0) << p.result.err;
   EXPECT_NE(p.result.out.find("cpu_training: 5 iterations"), std::string::npos);
   EXPECT_NE(p.result.err.find("trace written to"), std::string::npos) << p.result.err;

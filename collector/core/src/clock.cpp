@@ -33,8 +33,8 @@ bool counterIsInvariant() {
 void chooseClock() {
   const char* forced = std::getenv("RLSCOPE_CLOCK");
   bool monotonic = forced && std::strcmp(forced, "monotonic") == 0;
-  g_clockKind = !monotonic && counterIsInvariant() ? part::ClockKind::kTicks
-                                                   : part::ClockKind::kMonotonicNs;
+  g_clockKind =
+      !monotonic && counterIsInvariant() ? part::ClockKind::kTicks : part::ClockKind::kMonotonicNs;
 }
 
 part::ClockSync clockSync() {

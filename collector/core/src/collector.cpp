@@ -137,8 +137,7 @@ class Collector {
     t_threadBuffer = b;
     // Register for the thread-exit callback (a key destructor runs for every thread but main).
     pthread_setspecific(threadKey_, b);
-    record(b, part::RecordType::kThreadStart,
-           part::ThreadStart{now(), tid, 0});
+    record(b, part::RecordType::kThreadStart, part::ThreadStart{now(), tid, 0});
     char name[64] = {};
     if (pthread_getname_np(pthread_self(), name, sizeof name) == 0 && name[0])
       record(b, part::RecordType::kThreadName, part::ThreadName{tid, 0}, {name});
@@ -174,8 +173,7 @@ class Collector {
     std::lock_guard lock(drainMutex_);
     recordThreadNames();
     drainLocked();
-    part::ProcessEnd end{now(), static_cast<std::uint32_t>(reason),
-                         status, {0, 0}};
+    part::ProcessEnd end{now(), static_cast<std::uint32_t>(reason), status, {0, 0}};
     constexpr auto kSyncBytes = part::encodedSize<part::ClockSync>();
     std::byte buf[kSyncBytes + part::encodedSize<part::ProcessEnd>()];
     part::encodeRecord(buf, part::RecordType::kClockSync, clockSync());
@@ -238,7 +236,8 @@ class Collector {
  private:
   void wake() {
     std::uint64_t one = 1;
-    if (wakeFd_ >= 0) [[maybe_unused]] auto r = ::write(wakeFd_, &one, sizeof one);
+    if (wakeFd_ >= 0) [[maybe_unused]]
+      auto r = ::write(wakeFd_, &one, sizeof one);
   }
 
   void writerLoop() {
@@ -281,7 +280,8 @@ class Collector {
     }
     std::vector<ThreadBuffer*> done;
     for (ThreadBuffer* b : snapshot) {
-      bool empty = b->drain([&](const std::byte* d, std::size_t n) { file_.writeBlock(b->tid(), d, n); });
+      bool empty =
+          b->drain([&](const std::byte* d, std::size_t n) { file_.writeBlock(b->tid(), d, n); });
       if (empty) done.push_back(b);
     }
     if (!done.empty()) {
@@ -309,8 +309,7 @@ class Collector {
     }
     for (std::uint32_t tid : tids) {
       std::string name = threadNameOf(tid);
-      if (!name.empty())
-        append(part::RecordType::kThreadName, part::ThreadName{tid, 0}, {name});
+      if (!name.empty()) append(part::RecordType::kThreadName, part::ThreadName{tid, 0}, {name});
     }
   }
 
@@ -347,9 +346,9 @@ void onSignal(int sig) {
 // own handlers, and ignored signals, are left alone.
 void installSignalHandlers() {
   for (int sig : kHandledSignals) {
-    struct sigaction old{};
+    struct sigaction old {};
     if (sigaction(sig, nullptr, &old) != 0 || old.sa_handler != SIG_DFL) continue;
-    struct sigaction sa{};
+    struct sigaction sa {};
     sa.sa_handler = onSignal;
     sigemptyset(&sa.sa_mask);
     sa.sa_flags = SA_RESTART;
@@ -395,8 +394,7 @@ void appendProcessRecords(const std::byte* data, std::size_t size) {
 
 void warn(std::string_view text) {
   std::fprintf(stderr, "rlscope: warning: %.*s\n", static_cast<int>(text.size()), text.data());
-  appendProcessRecord(part::RecordType::kWarning, part::Instant{now()},
-                      {text});
+  appendProcessRecord(part::RecordType::kWarning, part::Instant{now()}, {text});
 }
 
 const CudaHooks* cudaHooks() {

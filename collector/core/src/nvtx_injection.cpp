@@ -97,7 +97,8 @@ int pushA(const char* message) {
   if (!b) return -1;
   std::uint32_t index = b->nextPushIndex();
   record(b, RecordType::kRangePushA, part::Instant{now()}, {view(message)});
-  if (auto* h = cudaHooks(); h && h->pushOperation) h->pushOperation(operationIdOf(b->tid(), index));
+  if (auto* h = cudaHooks(); h && h->pushOperation)
+    h->pushOperation(operationIdOf(b->tid(), index));
   return b->enter();
 }
 
@@ -109,7 +110,8 @@ int pushEvent(std::uint64_t domain, const nvtxEventAttributes_t* a) {
   std::string_view message;
   part::NvtxEvent e = eventOf(domain, a, text, message);
   record(b, RecordType::kRangePush, e, {message});
-  if (auto* h = cudaHooks(); h && h->pushOperation) h->pushOperation(operationIdOf(b->tid(), index));
+  if (auto* h = cudaHooks(); h && h->pushOperation)
+    h->pushOperation(operationIdOf(b->tid(), index));
   return b->enter();
 }
 

@@ -2,8 +2,8 @@
 // rlscope-prof, one behaviour per mode. They use plain NVTX (nvtx3) and rlscope annotations,
 // exactly as user programs do.
 #include <nvtx3/nvToolsExt.h>
-#include <rlscope/rlscope.h>
 #include <pthread.h>
+#include <rlscope/rlscope.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -165,7 +165,8 @@ int main(int argc, char** argv) {
   if (mode == "sigkill") return dieBy(SIGKILL);
   if (mode == "sigterm") return dieBy(SIGTERM);
   if (mode == "exit") return argc > 2 ? std::atoi(argv[2]) : 0;
-  std::fprintf(stderr, "usage: rlscope_test_workload nvtx|threads [N]|fork|fork-underscore-exit|"
-                       "multiprocess|child|segv|sigkill|sigterm|exit [STATUS]\n");
+  std::fprintf(stderr,
+               "usage: rlscope_test_workload nvtx|threads [N]|fork|fork-underscore-exit|"
+               "multiprocess|child|segv|sigkill|sigterm|exit [STATUS]\n");
   return 2;
 }

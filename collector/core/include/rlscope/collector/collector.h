@@ -56,9 +56,9 @@ RLSCOPE_COLLECTOR_API void warn(std::string_view text);
 // and on the application's thread at NVTX push/pop (so kernels launched inside an operation carry
 // its id as external correlation).
 struct CudaHooks {
-  void (*flush)();              // force CUPTI to complete every buffer, then decode them
-  void (*drain)();              // decode buffers CUPTI has completed so far
-  void (*atForkChild)();        // CUPTI state is not usable in a fork child: stop using it
+  void (*flush)();        // force CUPTI to complete every buffer, then decode them
+  void (*drain)();        // decode buffers CUPTI has completed so far
+  void (*atForkChild)();  // CUPTI state is not usable in a fork child: stop using it
   void (*pushOperation)(std::uint64_t operationId);
   void (*popOperation)();
 };

@@ -73,16 +73,16 @@ enum class RecordType : std::uint16_t {
   kRegisterString = 16,  // NvtxHandleName + string: the registered string
   kNameCategory = 17,    // NvtxHandleName (handle = category) + string: category name
   // CUDA, from CUPTI activity records.
-  kKernel = 30,                // Kernel + string: mangled name
-  kMemcpy = 31,                // Memcpy
-  kMemset = 32,                // Memset
-  kApiCall = 33,               // ApiCall + string: API name
-  kSynchronization = 34,       // Synchronization
-  kOverhead = 35,              // Overhead
-  kExternalCorrelation = 36,   // ExternalCorrelation
-  kGpuInfo = 37,               // GpuInfo + strings: name, uuid, bus location, chip name
-  kGpuActivityStatus = 38,     // GpuActivityStatus + string: reason when unavailable
-  kDroppedRecords = 39,        // DroppedRecords
+  kKernel = 30,               // Kernel + string: mangled name
+  kMemcpy = 31,               // Memcpy
+  kMemset = 32,               // Memset
+  kApiCall = 33,              // ApiCall + string: API name
+  kSynchronization = 34,      // Synchronization
+  kOverhead = 35,             // Overhead
+  kExternalCorrelation = 36,  // ExternalCorrelation
+  kGpuInfo = 37,              // GpuInfo + strings: name, uuid, bus location, chip name
+  kGpuActivityStatus = 38,    // GpuActivityStatus + string: reason when unavailable
+  kDroppedRecords = 39,       // DroppedRecords
 };
 
 struct RecordHeader {
@@ -98,7 +98,7 @@ struct ProcessInfo {
   std::int64_t start;
   std::uint32_t pid;
   std::uint32_t parentPid;
-  std::uint32_t features;  // FeatureBits the collector ran with
+  std::uint32_t features;       // FeatureBits the collector ran with
   std::uint32_t forkedFromPid;  // != 0: this part began in a fork (without exec) of that pid
 };
 static_assert(sizeof(ProcessInfo) == 24);
@@ -240,7 +240,7 @@ static_assert(sizeof(Synchronization) == 56);
 
 struct Overhead {
   std::int64_t start, end;
-  std::uint64_t objectId;     // thread id or device id, per objectKind
+  std::uint64_t objectId;      // thread id or device id, per objectKind
   std::uint32_t overheadKind;  // CUpti_ActivityOverheadKind
   std::uint32_t objectKind;    // CUpti_ActivityObjectKind
 };
@@ -285,7 +285,6 @@ constexpr std::uint64_t operationIdOf(std::uint32_t tid, std::uint32_t pushIndex
 }
 
 template <class T>
-inline constexpr bool kIsPayload =
-    std::is_trivially_copyable_v<T> && std::is_standard_layout_v<T>;
+inline constexpr bool kIsPayload = std::is_trivially_copyable_v<T>&& std::is_standard_layout_v<T>;
 
 }  // namespace rlscope::part

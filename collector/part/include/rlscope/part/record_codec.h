@@ -70,8 +70,7 @@ struct RecordView {
       std::memcpy(&len, body.data() + at, sizeof len);
       at += sizeof len;
       if (body.size() - at < len) return std::nullopt;
-      if (i == index)
-        return std::string_view(reinterpret_cast<const char*>(body.data() + at), len);
+      if (i == index) return std::string_view(reinterpret_cast<const char*>(body.data() + at), len);
       at += len;
     }
   }
