@@ -44,6 +44,12 @@ std::shared_ptr<ProfOptions> addProfOptions(CLI::App& cmd) {
                  "loses at most this much")
       ->capture_default_str()
       ->check(CLI::Range(1, 60000));
+  cmd.add_option("--wait-descendants", o->waitDescendantsSeconds,
+                 "after COMMAND ends, wait up to this many seconds for processes it left running "
+                 "(a multiprocessing forkserver, a resource tracker) so that their traces are "
+                 "complete")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 3600.0));
   cmd.add_flag("--keep-parts", o->keepParts,
                "keep the per-process part files next to the trace (for debugging rlscope)");
   cmd.add_flag("-q,--quiet", o->quiet, "print only warnings and errors");
@@ -158,6 +164,15 @@ int runProf(const ProfOptions& o, std::vector<std::string> command) {
   double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   if (status.code != 0) say(o, command[0] + " " + describeExit(status));
+  auto grace = std::chrono::milliseconds(static_cast<long>(o.waitDescendantsSeconds * 1000));
+  bool allEnded = launch::waitForDescendants(grace, [&] {
+    char limit[32];
+    std::snprintf(limit, sizeof limit, "%g s", o.waitDescendantsSeconds);
+    say(o, std::string("waiting up to ") + limit + " for processes " + command[0] +
+               " left running (--wait-descendants)");
+  });
+  if (!allEnded)
+    warnLine("processes " + command[0] + " started are still running; their traces end here");
 
   mergeOptions.progress = [&](const std::string& line) { say(o, line); };
   try {

@@ -14,6 +14,7 @@ struct ProfOptions {
   bool noGpuActivity = false;
   bool noNvtx = false;
   int flushMs = 100;
+  double waitDescendantsSeconds = 5;
   bool keepParts = false;
   bool quiet = false;
 };

@@ -2,8 +2,10 @@
 // that injects the collector, run it with signals passed on, and probe for a usable GPU.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -43,6 +45,11 @@ struct ExitStatus {
 // when the program cannot be started.
 ExitStatus runAndWait(const std::string& path, const std::vector<std::string>& argv,
                       const std::vector<std::string>& env);
+
+// After the program ended: waits up to `grace` for the processes it left running, which runAndWait
+// made ours (Linux child subreaper: orphaned descendants are re-parented to rlscope-prof).
+// onWaiting is called once if some are still running after a moment. True when none is left.
+bool waitForDescendants(std::chrono::milliseconds grace, const std::function<void()>& onWaiting);
 
 // Empty when a CUDA driver with at least one GPU is usable here; otherwise why not, in words
 // ("no CUDA driver: libcuda.so.1 cannot be loaded").

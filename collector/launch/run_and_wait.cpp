@@ -1,11 +1,13 @@
 #include <signal.h>
 #include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 
 #include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
+#include <thread>
 
 #include "launch.h"
 
@@ -42,6 +44,8 @@ ExitStatus runAndWait(const std::string& path, const std::vector<std::string>& a
   struct sigaction old[std::size(kForwarded)];
   for (std::size_t i = 0; i < std::size(kForwarded); ++i) sigaction(kForwarded[i], &sa, &old[i]);
 
+  // Descendants the program leaves running are re-parented to us, for waitForDescendants.
+  ::prctl(PR_SET_CHILD_SUBREAPER, 1);
   auto args = cStrings(argv);
   auto envp = cStrings(env);
   // The program starts with default dispositions for the signals we handle.
@@ -77,6 +81,26 @@ ExitStatus runAndWait(const std::string& path, const std::vector<std::string>& a
     r.code = 128 + r.signal;
   }
   return r;
+}
+
+bool waitForDescendants(std::chrono::milliseconds grace, const std::function<void()>& onWaiting) {
+  auto start = std::chrono::steady_clock::now();
+  auto deadline = start + grace;
+  bool told = false;
+  for (;;) {
+    int status = 0;
+    pid_t pid = ::waitpid(-1, &status, WNOHANG);
+    if (pid > 0) continue;
+    if (pid < 0 && errno == EINTR) continue;
+    if (pid < 0) return true;  // ECHILD: none left
+    auto now = std::chrono::steady_clock::now();
+    if (now >= deadline) return false;
+    if (!told && now - start > std::chrono::milliseconds(250)) {
+      told = true;
+      if (onWaiting) onWaiting();
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
 }
 
 }  // namespace rlscope::launch

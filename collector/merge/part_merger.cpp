@@ -10,6 +10,7 @@
 #include <optional>
 #include <set>
 #include <stdexcept>
+#include <tuple>
 #include <unordered_map>
 
 #include "operation_nesting.h"
@@ -146,22 +147,17 @@ class Merger {
   Merger(trace::TraceWriter& writer, const MergeOptions& options, MergeReport& report)
       : w_(writer), options_(options), report_(report) {}
 
-  void addPart(const std::filesystem::path& path) {
+  // Parts come in start order per pid. A part that continues the process of the previous one
+  // (the same pid after an exec, see mergeParts) shares its process row; any other starts a new
+  // process.
+  void addPart(const std::filesystem::path& path, bool continuesPrevious) {
     part::PartReader reader(path);
+    if (!continuesPrevious || !process_) startProcess(reader.header());
     Part p;
     p.pid = reader.header().pid;
-    if (!trace::fitsGlobalIdField(p.pid) || !usedPids_.insert(p.pid).second) {
-      // pid reuse within the run (or an out-of-range pid): give the part a free one.
-      std::int64_t sub = trace::kGlobalIdFieldLimit - 1;
-      while (usedPids_.count(sub)) --sub;
-      usedPids_.insert(sub);
-      warn("process " + std::to_string(p.pid) + ": pid used twice in the run; stored as pid " +
-           std::to_string(sub));
-      p.tracePid = sub;
-    } else {
-      p.tracePid = p.pid;
-    }
-    p.globalPid = trace::globalPidOf(p.tracePid);
+    p.serial = ++partsRead_;
+    p.tracePid = process_->tracePid;
+    p.globalPid = process_->globalPid;
     p.start = reader.header().startMonotonicNs;
     p.lastTime = p.start;
     if (!startMonotonic_ || p.start < *startMonotonic_) {
@@ -181,7 +177,16 @@ class Merger {
     finishPart(p, reader.cutShort());
   }
 
+  // Whether the process of the last part read may go on in another part: it exec'd, or its part
+  // has no end at all (an exec the collector did not see, or a kill).
+  bool lastProcessMayContinue() const { return process_ && (!process_->end || lastProcessExecd()); }
+  bool lastProcessExecd() const {
+    return process_ && process_->end &&
+           process_->end->reason == static_cast<std::uint32_t>(part::EndReason::kExec);
+  }
+
   void finish() {
+    finishProcess();
     writeOperations();
     for (const auto& [id, g] : gpus_) {
       w_.addGpuInfo(g);
@@ -206,8 +211,21 @@ class Merger {
   }
 
  private:
+  // One process of the run: the parts of its successive images (exec) share it.
+  struct Process {
+    std::uint32_t pid = 0;
+    std::int64_t tracePid = 0, globalPid = 0;
+    std::uint32_t parentPid = 0;  // of its first image: the parent, or the pid it forked from
+    std::int64_t start = 0, lastTime = 0;
+    int images = 0;
+    std::string exe, commandLine;         // of its last image
+    std::optional<part::ProcessEnd> end;  // of its last image
+    std::map<std::uint32_t, ThreadInfo> threads;
+  };
+
   struct Part {
     std::uint32_t pid = 0;
+    std::uint64_t serial = 0;  // unique per part: CUDA ids restart in every image
     std::int64_t tracePid = 0;
     std::int64_t globalPid = 0;
     std::int64_t start = 0;
@@ -397,7 +415,7 @@ class Merger {
         break;
       case RecordType::kExternalCorrelation:
         if (auto x = payloadOf<part::ExternalCorrelation>(p, r))
-          externalIds_[{p.globalPid, x->correlationId}] = x->externalId;
+          externalIds_[{p.serial, x->correlationId}] = x->externalId;
         break;
       case RecordType::kGpuInfo:
         if (auto g = payloadOf<part::GpuInfo>(p, r)) addGpu(*g, r);
@@ -479,7 +497,64 @@ class Merger {
     if (unterminated) op.args = R"({"unterminated":true})";
     nesting_.add(op);
     // Push/pop ranges: the id the collector pushed as their external correlation.
-    if (o.pushIndex) pushedIdToKey_[{p.globalPid, part::operationIdOf(o.tid, o.pushIndex)}] = op.id;
+    if (o.pushIndex) pushedIdToKey_[{p.serial, part::operationIdOf(o.tid, o.pushIndex)}] = op.id;
+  }
+
+  void startProcess(const part::FileHeader& h) {
+    finishProcess();
+    Process& pr = process_.emplace();
+    pr.pid = h.pid;
+    if (!trace::fitsGlobalIdField(pr.pid) || !usedPids_.insert(pr.pid).second) {
+      // pid reuse within the run (or an out-of-range pid): give the process a free one.
+      std::int64_t sub = trace::kGlobalIdFieldLimit - 1;
+      while (usedPids_.count(sub)) --sub;
+      usedPids_.insert(sub);
+      warn("process " + std::to_string(pr.pid) + ": pid used twice in the run; stored as pid " +
+           std::to_string(sub));
+      pr.tracePid = sub;
+    } else {
+      pr.tracePid = pr.pid;
+    }
+    pr.globalPid = trace::globalPidOf(pr.tracePid);
+    pr.start = h.startMonotonicNs;
+  }
+
+  // Writes the process of the parts read so far, with the threads of all its images.
+  void finishProcess() {
+    if (!process_) return;
+    Process& p = *process_;
+    trace::ProcessRecord pr;
+    pr.globalPid = p.globalPid;
+    pr.pid = p.pid;
+    pr.parentPid = p.parentPid;
+    pr.name = baseName(p.exe);
+    pr.commandLine = p.commandLine;
+    pr.start = p.start;
+    pr.end = p.lastTime;
+    auto reason = p.end ? static_cast<part::EndReason>(p.end->reason) : part::EndReason::kExec;
+    if (p.end && reason == part::EndReason::kExit)
+      pr.exitStatus = p.end->status;
+    else if (p.end && reason == part::EndReason::kSignal)
+      pr.exitStatus = 128 + p.end->status;
+    // (an exec into a program the collector could not follow leaves the status unknown)
+    w_.addProcess(pr);
+    count(trace::table::kProcesses);
+    ++report_.processes;
+    for (auto& [tid, t] : p.threads) {
+      w_.addThread({trace::globalTidOf(p.tracePid, trace::fitsGlobalIdField(tid) ? tid : 0),
+                    p.globalPid, tid, t.name});
+      count(trace::table::kThreads);
+      ++report_.threads;
+      if (!t.name.empty()) {
+        w_.addThreadName({w_.intern(t.name), 0, trace::globalTidOf(p.tracePid, tid)});
+        count(trace::table::kThreadNames);
+      }
+    }
+    if (!p.end)
+      warn("process " + std::to_string(p.pid) + " (" + pr.name +
+           ") ended without finishing its trace (killed, crashed, or still running): what "
+           "it did in its last ~100 ms may be missing");
+    process_.reset();
   }
 
   void finishPart(Part& p, const std::string& cutShort) {
@@ -514,38 +589,24 @@ class Merger {
       warn("process " + std::to_string(p.pid) + " thread " + std::to_string(tid) + ": " +
            std::to_string(n) + " NVTX pops without a matching push (ignored)");
 
-    trace::ProcessRecord pr;
-    pr.globalPid = p.globalPid;
-    pr.pid = p.pid;
-    pr.parentPid = p.forkedFrom ? p.forkedFrom : p.parentPid;
-    pr.name = baseName(p.exe);
+    // The image's share of its process.
+    Process& pr = *process_;
+    if (pr.images++ == 0) pr.parentPid = p.forkedFrom ? p.forkedFrom : p.parentPid;
+    pr.exe = p.exe;
     pr.commandLine = p.commandLine;
-    pr.start = p.start;
-    pr.end = end;
-    if (p.end && p.end->reason == static_cast<std::uint32_t>(part::EndReason::kExit))
-      pr.exitStatus = p.end->status;
-    else if (p.end)
-      pr.exitStatus = 128 + p.end->status;
-    w_.addProcess(pr);
-    count(trace::table::kProcesses);
-    ++report_.processes;
+    pr.end = p.end;
+    pr.lastTime = std::max(pr.lastTime, end);
     for (auto& [tid, t] : p.threads) {
-      std::string name = t.name;
-      w_.addThread({globalTid(p, tid), p.globalPid, tid, name});
-      count(trace::table::kThreads);
-      ++report_.threads;
-      if (!name.empty()) {
-        w_.addThreadName({w_.intern(name), 0, globalTid(p, tid)});
-        count(trace::table::kThreadNames);
+      ThreadInfo& mine = pr.threads[tid];
+      if (t.start && (!mine.start || t.start < mine.start)) mine.start = t.start;
+      if (!t.name.empty() && (t.nameFromNvtx || !mine.nameFromNvtx)) {
+        mine.name = t.name;
+        mine.nameFromNvtx = t.nameFromNvtx;
       }
     }
-    std::string who = "process " + std::to_string(p.pid) + " (" + pr.name + ")";
     if (!cutShort.empty())
-      warn(who + ": its part file is damaged (" + cutShort + "); merged up to there");
-    if (!p.end)
-      warn(who +
-           " ended without finishing its trace (killed, crashed, or still running): what "
-           "it did in its last ~100 ms may be missing");
+      warn("process " + std::to_string(p.pid) + " (" + baseName(p.exe) +
+           "): its part file is damaged (" + cutShort + "); merged up to there");
   }
 
   // The interval and placement every kernel, copy, memset and sync row carries.
@@ -626,7 +687,8 @@ class Merger {
     r.cbid = a.cbid;
     w_.addApiCall(driver ? trace::ApiKind::kDriver : trace::ApiKind::kRuntime, r);
     count(driver ? trace::table::kDriver : trace::table::kRuntime);
-    if (a.correlationId) launches_.push_back({p.globalPid, r.globalTid, a.start, a.correlationId});
+    if (a.correlationId)
+      launches_.push_back({p.serial, p.globalPid, r.globalTid, a.start, a.correlationId});
   }
 
   void addSync(Part& p, const part::Synchronization& s) {
@@ -719,9 +781,9 @@ class Merger {
     };
     for (const auto& l : launches_) {
       std::int64_t opId = 0;
-      auto ext = externalIds_.find({l.globalPid, l.correlationId});
+      auto ext = externalIds_.find({l.part, l.correlationId});
       if (ext != externalIds_.end()) {
-        auto key = pushedIdToKey_.find({l.globalPid, ext->second});
+        auto key = pushedIdToKey_.find({l.part, ext->second});
         if (key != pushedIdToKey_.end()) opId = ops[indexOfKey[key->second]].id;
       }
       if (!opId) opId = innermostAt(l.globalTid, l.start);
@@ -745,6 +807,7 @@ class Merger {
   void count(std::string_view table) { ++report_.rowsPerTable[std::string(table)]; }
 
   struct Launch {
+    std::uint64_t part;  // Part::serial
     std::int64_t globalPid, globalTid, start;
     std::uint32_t correlationId;
   };
@@ -757,8 +820,11 @@ class Merger {
   std::int64_t startWall_ = 0;
   import::OperationNesting nesting_;
   std::int64_t operationsAdded_ = 0;
-  std::map<std::pair<std::int64_t, std::uint64_t>, std::int64_t> pushedIdToKey_;
-  std::map<std::pair<std::int64_t, std::uint32_t>, std::uint64_t> externalIds_;
+  std::optional<Process> process_;  // the process of the parts being read
+  std::uint64_t partsRead_ = 0;
+  // Keyed by Part::serial.
+  std::map<std::pair<std::uint64_t, std::uint64_t>, std::int64_t> pushedIdToKey_;
+  std::map<std::pair<std::uint64_t, std::uint32_t>, std::uint64_t> externalIds_;
   std::vector<Launch> launches_;
   std::map<std::uint32_t, trace::GpuInfoRecord> gpus_;
   bool gpuRecorded_ = false;
@@ -774,20 +840,50 @@ MergeReport mergeParts(const std::filesystem::path& partDir, const std::filesyst
   for (const auto& e : std::filesystem::directory_iterator(partDir, ec))
     if (e.path().extension() == ".part") parts.push_back(e.path());
   if (ec) throw std::runtime_error("cannot read " + partDir.string() + ": " + ec.message());
-  std::sort(parts.begin(), parts.end());
+  // Per pid in start order, so that the parts of one process's successive images (exec) follow
+  // each other; unreadable headers last, to be reported by addPart.
+  struct Entry {
+    std::filesystem::path path;
+    std::optional<part::FileHeader> header;
+  };
+  std::vector<Entry> entries;
+  for (auto& path : parts) {
+    Entry e{path, std::nullopt};
+    try {
+      e.header = part::readPartHeader(path);
+    } catch (const std::runtime_error&) {
+    }
+    entries.push_back(std::move(e));
+  }
+  auto key = [](const Entry& e) {
+    return e.header ? std::tuple(0, e.header->pid, e.header->startMonotonicNs, e.path.string())
+                    : std::tuple(1, 0u, std::int64_t{0}, e.path.string());
+  };
+  std::sort(entries.begin(), entries.end(),
+            [&](const Entry& a, const Entry& b) { return key(a) < key(b); });
+
   MergeReport report;
   trace::TraceWriter writer(out);
   Merger merger(writer, options, report);
-  std::size_t i = 0;
-  for (const auto& p : parts) {
-    if (options.progress && parts.size() > 1)
-      options.progress("merging part " + std::to_string(++i) + "/" + std::to_string(parts.size()) +
-                       " (" + p.filename().string() + ")");
+  const Entry* previous = nullptr;
+  std::size_t i = 0, step = std::max<std::size_t>(1, entries.size() / 20);
+  for (const auto& e : entries) {
+    ++i;
+    if (options.progress && entries.size() > 1 && (i % step == 0 || i == entries.size() || i == 1))
+      options.progress("merging part " + std::to_string(i) + "/" + std::to_string(entries.size()) +
+                       " (" + e.path.filename().string() + ")");
+    // The same pid, after a part that exec'd (or ended unseen, then only from the same parent:
+    // a killed process's pid reused by an unrelated one is a new process).
+    bool continues =
+        previous && e.header && previous->header && previous->header->pid == e.header->pid &&
+        merger.lastProcessMayContinue() &&
+        (merger.lastProcessExecd() || previous->header->parentPid == e.header->parentPid);
     try {
-      merger.addPart(p);
-    } catch (const std::runtime_error& e) {
+      merger.addPart(e.path, continues);
+      previous = &e;
+    } catch (const std::runtime_error& err) {
       // A part that is not even readable (a process killed before writing its header).
-      report.warnings.push_back(e.what());
+      report.warnings.push_back(err.what());
     }
   }
   merger.finish();

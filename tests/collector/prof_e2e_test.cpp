@@ -1,6 +1,7 @@
 // rlscope-prof end to end: real programs (tests/collector/programs, samples/) run under the
 // collector, and the merged trace is checked with SQL, as a user would query it.
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/stat.h>
 
 #include <string>
@@ -197,6 +198,94 @@ TEST(Prof, ChildProcessesOfAllKinds) {
                     "s.id = o.nameId WHERE s.value = 'child'"),
             2);
   EXPECT_EQ(t.count("SELECT COUNT(DISTINCT globalTid >> 24) FROM rlscope_operations"), 3);
+}
+
+TEST(Prof, ExecContinuesTheProcessAndAFailedExecGoesOn) {
+  TempDir tmp;
+  auto p = profile(tmp, {workload(), "exec"});
+  ASSERT_EQ(p.result.exitCode, 3) << p.result.err;
+  Trace t(p.trace);
+  // One process: its first image's ranges, the one open at the exec (closed there, flagged),
+  // and the exit status of its last image.
+  EXPECT_EQ(t.count("SELECT COUNT(*) FROM rlscope_processes"), 1);
+  EXPECT_EQ(t.count("SELECT exitStatus FROM rlscope_processes"), 3);
+  EXPECT_EQ(t.text("SELECT commandLine FROM rlscope_processes"), workload() + " exit 3");
+  auto names = t.texts(std::string(kOperationNames) + "ORDER BY o.start");
+  EXPECT_EQ(names, (std::vector<std::string>{"before exec", "after failed exec", "open at exec"}));
+  EXPECT_EQ(t.count(std::string("SELECT COUNT(*) FROM (") + kOperationNames +
+                    "WHERE s.value = 'open at exec' AND o.args = '{\"unterminated\":true}')"),
+            1);
+  EXPECT_EQ(p.result.err.find("ended without finishing"), std::string::npos) << p.result.err;
+  EXPECT_EQ(p.result.err.find("pid used twice"), std::string::npos) << p.result.err;
+}
+
+TEST(Prof, AChildExecdWithoutRlscopesEnvironmentIsProfiledToo) {
+  if (kTsanBuild) GTEST_SKIP() << "ThreadSanitizer build: no threads in fork children";
+  TempDir tmp;
+  auto p = profile(tmp, {workload(), "clean-environment-child"});
+  ASSERT_EQ(p.result.exitCode, 0) << p.result.err;
+  Trace t(p.trace);
+  EXPECT_EQ(t.count("SELECT COUNT(*) FROM rlscope_processes"), 2);
+  EXPECT_EQ(
+      t.count(std::string("SELECT COUNT(*) FROM (") + kOperationNames + "WHERE s.value = 'child')"),
+      1);
+}
+
+TEST(Prof, SignalActionsLookUntouchedToTheProgram) {
+  TempDir tmp;
+  auto p = profile(tmp, {workload(), "signal-actions"});
+  // 10..14 name the check that failed (see the workload); 128+SIGTERM is the expected end.
+  ASSERT_EQ(p.result.exitCode, 128 + SIGTERM) << p.result.err;
+  Trace t(p.trace);
+  EXPECT_EQ(t.count(std::string("SELECT COUNT(*) FROM (") + kOperationNames +
+                    "WHERE s.value = 'terminated')"),
+            1);
+  EXPECT_EQ(p.result.err.find("ended without finishing"), std::string::npos) << p.result.err;
+}
+
+TEST(Prof, WaitsForProcessesTheProgramLeftRunning) {
+  if (kTsanBuild) GTEST_SKIP() << "ThreadSanitizer build: no threads in fork children";
+  TempDir tmp;
+  auto p = profile(tmp, {workload(), "orphan"});
+  ASSERT_EQ(p.result.exitCode, 0) << p.result.err;
+  Trace t(p.trace);
+  EXPECT_EQ(t.count("SELECT COUNT(*) FROM rlscope_processes WHERE exitStatus = 0"), 2);
+  EXPECT_EQ(t.count(std::string("SELECT COUNT(*) FROM (") + kOperationNames +
+                    "WHERE s.value = 'orphan work')"),
+            1);
+  EXPECT_NE(p.result.err.find("left running"), std::string::npos) << p.result.err;
+  // With no wait, the orphan is still running at the merge, and rlscope-prof says so.
+  TempDir tmp2;
+  auto q = profile(tmp2, {workload(), "orphan"}, {"--wait-descendants", "0"});
+  ASSERT_EQ(q.result.exitCode, 0) << q.result.err;
+  EXPECT_NE(q.result.err.find("still running"), std::string::npos) << q.result.err;
+}
+
+// Python's multiprocessing with each start method (forkserver restores the SIGINT action it
+// found, which must be one Python can set back), when a python3 is on PATH.
+TEST(Prof, PythonMultiprocessingEveryStartMethod) {
+  if (kTsanBuild) GTEST_SKIP() << "ThreadSanitizer build: python cannot load the collector";
+  if (runCommand({"/usr/bin/env", "python3", "-c", "pass"}).exitCode != 0)
+    GTEST_SKIP() << "no python3 on PATH";
+  TempDir tmp;
+  auto script = tmp.write("mp.py",
+                          "import multiprocessing as mp, sys\n"
+                          "def work(i):\n"
+                          "    return sum(range(i * 1000))\n"
+                          "if __name__ == '__main__':\n"
+                          "    with mp.get_context(sys.argv[1]).Pool(2) as pool:\n"
+                          "        print(sum(pool.map(work, range(8))))\n");
+  for (const char* method : {"fork", "spawn", "forkserver"}) {
+    SCOPED_TRACE(method);
+    auto p = profile(tmp, {"python3", script.string(), method}, {"--wait-descendants", "10"});
+    ASSERT_EQ(p.result.exitCode, 0) << p.result.err;
+    EXPECT_EQ(p.result.out, "69986000\n");
+    Trace t(p.trace);
+    // The main interpreter and at least its two pool workers.
+    EXPECT_GE(t.count("SELECT COUNT(*) FROM rlscope_processes WHERE name LIKE 'python%'"), 3);
+    EXPECT_EQ(p.result.err.find("Traceback"), std::string::npos) << p.result.err;
+    EXPECT_EQ(p.result.err.find("ended without finishing"), std::string::npos) << p.result.err;
+  }
 }
 
 TEST(Prof, CrashSigkillAndSigtermKeepWhatWasRecorded) {

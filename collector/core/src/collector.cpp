@@ -89,8 +89,6 @@ Config configFromEnvironment() {
   return c;
 }
 
-constexpr int kHandledSignals[] = {SIGINT, SIGTERM, SIGHUP};
-
 class Collector {
  public:
   // Opens the part and starts the writer thread. forkedFrom != 0 in a fork child.
@@ -108,6 +106,7 @@ class Collector {
     h.startWallNs = wallNs() - (monotonicNs() - sync.monotonicNs);
     h.startTicks = sync.ticks;
     if (auto err = file_.open(config.partDir, h); !err.empty()) return err;
+    if (wakeFd_ >= 0) ::close(wakeFd_);
     wakeFd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     std::string exe(4096, '\0');
     ssize_t n = ::readlink("/proc/self/exe", exe.data(), exe.size());
@@ -169,6 +168,8 @@ class Collector {
       stop_.store(true);
       wake();
       writer_->join();
+      delete writer_;
+      writer_ = nullptr;
     }
     std::lock_guard lock(drainMutex_);
     recordThreadNames();
@@ -180,6 +181,21 @@ class Collector {
     part::encodeRecord(buf + kSyncBytes, part::RecordType::kProcessEnd, end);
     file_.writeBlock(0, buf, sizeof buf);
     file_.close();
+  }
+
+  // --- exec (exec_hooks.cpp) ---
+  // The part ends before the image is replaced; the new image's collector starts the next part
+  // of the same process. False when there was nothing to finish.
+  bool finishForExec() {
+    if (finished_.load()) return false;
+    finish(part::EndReason::kExec, 0);
+    return true;
+  }
+  // The exec failed and this image goes on: a new part continues the process.
+  void resumeAfterFailedExec() {
+    if (auto err = start(config_, 0); !err.empty())
+      std::fprintf(stderr, "rlscope: warning: process %d is no longer profiled: %s\n",
+                   static_cast<int>(::getpid()), err.c_str());
   }
 
   // Async-signal-safe: hands the signal to the writer thread.
@@ -204,13 +220,15 @@ class Collector {
     registryMutex_.unlock();
     drainMutex_.unlock();
     std::uint32_t parent = pid_;
-    // Everything inherited belongs to the parent, which drains it into its own part: forget it
-    // (the memory is leaked in the child on purpose; freeing could race nothing but costs time).
+    // Everything inherited belongs to the parent, which drains it into its own part: set it
+    // aside, never freed (a buffer may be mid-write by a thread that no longer exists here), but
+    // kept reachable so that leak checkers in the child do not report it.
+    inheritedBuffers_.insert(inheritedBuffers_.end(), buffers_.begin(), buffers_.end());
     buffers_.clear();
     processPending_.clear();
     file_.abandon();
-    writer_ = nullptr;  // the parent's writer thread does not exist here
-    if (wakeFd_ >= 0) ::close(wakeFd_);
+    if (writer_) inheritedWriters_.push_back(writer_);  // a thread that does not exist here
+    writer_ = nullptr;
     t_threadBuffer = nullptr;
     if (auto* h = cudaHooks(); h && h->atForkChild) h->atForkChild();
     setCudaHooks(nullptr);
@@ -219,7 +237,9 @@ class Collector {
       std::fprintf(stderr, "rlscope: warning: fork child %d is not profiled: %s\n",
                    static_cast<int>(::getpid()), err.c_str());
       finished_.store(true);
+      return;
     }
+    attach();  // the forking thread is the child's main thread
   }
 
   static void threadExited(void* p) {
@@ -256,7 +276,7 @@ class Collector {
       if (int sig = pendingSignal_.exchange(0)) {
         finish(part::EndReason::kSignal, sig);
         // Die of the signal as the program would have without us.
-        ::signal(sig, SIG_DFL);
+        restoreDefaultAction(sig);
         sigset_t s;
         sigemptyset(&s);
         sigaddset(&s, sig);
@@ -321,7 +341,9 @@ class Collector {
   std::mutex processMutex_;
   std::vector<std::byte> processPending_;
   PartFile file_;
-  std::thread* writer_ = nullptr;  // leaked at the end: joined, or gone (fork child)
+  std::thread* writer_ = nullptr;
+  std::vector<ThreadBuffer*> inheritedBuffers_;  // a fork child's copies of the parent's state
+  std::vector<std::thread*> inheritedWriters_;
   int wakeFd_ = -1;
   std::atomic<bool> stop_{false};
   std::atomic<bool> finished_{true};
@@ -338,24 +360,6 @@ void onExit(int status, void*) {
     g_collector->finish(part::EndReason::kExit, status);
 }
 
-void onSignal(int sig) {
-  if (g_collector) g_collector->onSignal(sig);
-}
-
-// Only signals the program leaves at their default (terminate) get a handler: the program's
-// own handlers, and ignored signals, are left alone.
-void installSignalHandlers() {
-  for (int sig : kHandledSignals) {
-    struct sigaction old {};
-    if (sigaction(sig, nullptr, &old) != 0 || old.sa_handler != SIG_DFL) continue;
-    struct sigaction sa {};
-    sa.sa_handler = onSignal;
-    sigemptyset(&sa.sa_mask);
-    sa.sa_flags = SA_RESTART;
-    sigaction(sig, &sa, nullptr);
-  }
-}
-
 __attribute__((constructor)) void startCollector() {
   Config config = configFromEnvironment();
   if (config.partDir.empty()) return;  // loaded outside rlscope-prof: stay inert
@@ -368,10 +372,12 @@ __attribute__((constructor)) void startCollector() {
     return;
   }
   g_collector = c;
+  c->attach();  // the main thread is part of the process even if it never records anything
+  rememberInjectionEnvironment();
   ::on_exit(onExit, nullptr);
   pthread_atfork([] { g_collector->beforeFork(); }, [] { g_collector->afterForkInParent(); },
                  [] { g_collector->afterForkInChild(); });
-  installSignalHandlers();
+  standInForDefaultSignalActions();
 }
 
 }  // namespace
@@ -390,6 +396,19 @@ std::uint32_t features() {
 
 void appendProcessRecords(const std::byte* data, std::size_t size) {
   if (g_collector) g_collector->appendProcess(data, size);
+}
+
+bool finishForExec() {
+  return g_collector && g_collector->pid() == static_cast<std::uint32_t>(::getpid()) &&
+         g_collector->finishForExec();
+}
+
+void deliverSignal(int sig) {
+  if (g_collector) g_collector->onSignal(sig);
+}
+
+void resumeAfterFailedExec() {
+  if (g_collector) g_collector->resumeAfterFailedExec();
 }
 
 void warn(std::string_view text) {

@@ -31,6 +31,22 @@ inline void record(ThreadBuffer* b, part::RecordType type, const P& payload,
   b->publish(n);
 }
 
+// Exec (exec_hooks.cpp): finishes this process's part before its image is replaced (false when
+// the collector does not run in this process, a vfork child's case, or has finished already);
+// after a failed exec, a new part continues the process.
+bool finishForExec();
+void resumeAfterFailedExec();
+// Remembers the run's injection variables (LD_PRELOAD, RLSCOPE_*, ...) as the process started,
+// so that an exec with an environment that lost them gets them back.
+void rememberInjectionEnvironment();
+
+// Signals (signal_hooks.cpp): the collector's handler stands in for the default action of
+// SIGINT, SIGTERM and SIGHUP; deliverSignal (async-signal-safe) has the writer thread finish the
+// part, which then restores the true default and re-raises.
+void standInForDefaultSignalActions();
+void deliverSignal(int sig);
+void restoreDefaultAction(int sig);
+
 // The CUDA hooks, or nullptr.
 const CudaHooks* cudaHooks();
 

@@ -29,6 +29,31 @@ bool recordsAreWhole(const std::byte* p, std::size_t n) {
 
 }  // namespace
 
+namespace {
+
+FileHeader checkedHeader(const std::filesystem::path& path, const std::byte* data,
+                         std::size_t size) {
+  if (size < sizeof(FileHeader)) throw partError(path, "shorter than its header");
+  FileHeader h;
+  std::memcpy(&h, data, sizeof h);
+  if (std::memcmp(h.magic, kFileMagic, sizeof kFileMagic) != 0)
+    throw partError(path, "not an rlscope part file");
+  if (h.version != kFormatVersion)
+    throw partError(path, "part format version " + std::to_string(h.version) +
+                              ", this rlscope reads version " + std::to_string(kFormatVersion));
+  return h;
+}
+
+}  // namespace
+
+FileHeader readPartHeader(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw partError(path, "cannot open");
+  std::byte buf[sizeof(FileHeader)];
+  in.read(reinterpret_cast<char*>(buf), sizeof buf);
+  return checkedHeader(path, buf, static_cast<std::size_t>(in.gcount()));
+}
+
 PartReader::PartReader(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw partError(path, "cannot open");
@@ -38,13 +63,7 @@ PartReader::PartReader(const std::filesystem::path& path) {
   data_.resize(size);
   if (size && !in.read(reinterpret_cast<char*>(data_.data()), static_cast<std::streamsize>(size)))
     throw partError(path, "read failed");
-  if (size < sizeof(FileHeader)) throw partError(path, "shorter than its header");
-  std::memcpy(&header_, data_.data(), sizeof header_);
-  if (std::memcmp(header_.magic, kFileMagic, sizeof kFileMagic) != 0)
-    throw partError(path, "not an rlscope part file");
-  if (header_.version != kFormatVersion)
-    throw partError(path, "part format version " + std::to_string(header_.version) +
-                              ", this rlscope reads version " + std::to_string(kFormatVersion));
+  header_ = checkedHeader(path, data_.data(), size);
 
   std::size_t at = sizeof(FileHeader);
   while (at < size) {

@@ -9,6 +9,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <csignal>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -134,6 +136,69 @@ int child() {
   return 0;
 }
 
+// A range, then the process becomes another program by exec: `exec` runs this program again in
+// mode "exit 3" (one process, two images), after an exec that fails (the process goes on).
+int execSelf(const char* self) {
+  nvtxRangePushA("before exec");
+  nvtxRangePop();
+  char* missing[] = {const_cast<char*>("/nonexistent/program"), nullptr};
+  execv(missing[0], missing);
+  nvtxRangePushA("after failed exec");
+  nvtxRangePop();
+  nvtxRangePushA("open at exec");
+  char* args[] = {const_cast<char*>(self), const_cast<char*>("exit"), const_cast<char*>("3"),
+                  nullptr};
+  execv(self, args);
+  return 1;
+}
+
+// A fork child that execs this program with an environment that has nothing of rlscope's.
+int cleanEnvironmentChild(const char* self) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    char* args[] = {const_cast<char*>(self), const_cast<char*>("child"), nullptr};
+    char* env[] = {const_cast<char*>("PATH=/usr/bin:/bin"), nullptr};
+    execve(self, args, env);
+    _exit(127);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
+}
+
+// What the program sees of SIGTERM's action: the default, as without rlscope; its own handler
+// once it installs one; the default again after it asks for it (and SIGTERM still ends the
+// process, its part finished, as the sigterm mode checks).
+int signalActions() {
+  struct sigaction old {};
+  sigaction(SIGTERM, nullptr, &old);
+  if (old.sa_handler != SIG_DFL) return 10;
+  if (std::signal(SIGINT, SIG_IGN) != SIG_DFL) return 11;
+  struct sigaction mine {};
+  mine.sa_handler = [](int) {};
+  sigaction(SIGTERM, &mine, nullptr);
+  sigaction(SIGTERM, nullptr, &old);
+  if (old.sa_handler != mine.sa_handler) return 12;
+  std::signal(SIGTERM, SIG_DFL);
+  sigaction(SIGTERM, nullptr, &old);
+  if (old.sa_handler != SIG_DFL) return 13;
+  nvtxRangePushA("terminated");
+  raise(SIGTERM);
+  spin(2000000);
+  return 14;
+}
+
+// The parent leaves at once; its child (re-parented) records a range a moment later.
+int orphan() {
+  if (fork() == 0) {
+    usleep(300000);
+    nvtxRangePushA("orphan work");
+    nvtxRangePop();
+    std::exit(0);
+  }
+  return 0;
+}
+
 // Records a range, lets the collector's writer flush it (RLSCOPE_FLUSH_MS is 100 by default),
 // then dies without any exit handler.
 int dieBy(int sig) {
@@ -143,8 +208,12 @@ int dieBy(int sig) {
   nvtxRangePushA("open when killed");
   spin(400000);
   if (sig == SIGSEGV) {
-    volatile int* p = nullptr;
-    *p = 1;
+    // A real invalid store, to an address no sanitizer check flags before the fault (UBSan
+    // checks null), with the default action so that a sanitizer runtime's SEGV handler does not
+    // turn the crash into an exit status.
+    std::signal(SIGSEGV, SIG_DFL);
+    volatile std::uintptr_t address = 16;
+    *reinterpret_cast<volatile int*>(address) = 1;
   }
   raise(sig);
   spin(2000000);  // SIGTERM: the collector finishes the part and re-raises it
@@ -161,12 +230,17 @@ int main(int argc, char** argv) {
   if (mode == "fork-underscore-exit") return forkNoExec(true);
   if (mode == "multiprocess") return multiProcess(argv[0]);
   if (mode == "child") return child();
+  if (mode == "exec") return execSelf(argv[0]);
+  if (mode == "clean-environment-child") return cleanEnvironmentChild(argv[0]);
+  if (mode == "signal-actions") return signalActions();
+  if (mode == "orphan") return orphan();
   if (mode == "segv") return dieBy(SIGSEGV);
   if (mode == "sigkill") return dieBy(SIGKILL);
   if (mode == "sigterm") return dieBy(SIGTERM);
   if (mode == "exit") return argc > 2 ? std::atoi(argv[2]) : 0;
   std::fprintf(stderr,
                "usage: rlscope_test_workload nvtx|threads [N]|fork|fork-underscore-exit|"
-               "multiprocess|child|segv|sigkill|sigterm|exit [STATUS]\n");
+               "multiprocess|child|exec|clean-environment-child|signal-actions|orphan|segv|sigkill|"
+               "sigterm|exit [STATUS]\n");
   return 2;
 }

@@ -112,6 +112,7 @@ enum FeatureBits : std::uint32_t {
 enum class EndReason : std::uint32_t {
   kExit = 0,    // exit() or return from main; status = exit status
   kSignal = 1,  // a fatal signal the collector caught (SIGINT, SIGTERM); status = signal number
+  kExec = 2,    // the process exec'd: the part of its next image (same pid) continues it
 };
 
 struct ProcessEnd {

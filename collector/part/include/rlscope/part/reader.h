@@ -14,6 +14,9 @@
 
 namespace rlscope::part {
 
+// The header alone (cheap): throws as PartReader does.
+FileHeader readPartHeader(const std::filesystem::path& path);
+
 class PartReader {
  public:
   // Throws std::runtime_error (one line naming the file) when the file cannot be read or does
