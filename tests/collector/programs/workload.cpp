@@ -157,8 +157,14 @@ int cleanEnvironmentChild(const char* self) {
   pid_t pid = fork();
   if (pid == 0) {
     char* args[] = {const_cast<char*>(self), const_cast<char*>("child"), nullptr};
-    char* env[] = {const_cast<char*>("PATH=/usr/bin:/bin"), nullptr};
-    execve(self, args, env);
+    // Only PATH (and a sanitizer build's runtime options, which the test needs to pass on).
+    std::vector<std::string> kept = {"PATH=/usr/bin:/bin"};
+    for (const char* name : {"ASAN_OPTIONS", "UBSAN_OPTIONS", "TSAN_OPTIONS"})
+      if (const char* v = std::getenv(name)) kept.push_back(std::string(name) + "=" + v);
+    std::vector<char*> env;
+    for (auto& e : kept) env.push_back(e.data());
+    env.push_back(nullptr);
+    execve(self, args, env.data());
     _exit(127);
   }
   int status = 0;
