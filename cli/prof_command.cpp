@@ -15,6 +15,7 @@
 #include "commands.h"
 #include "launch.h"
 #include "part_merger.h"
+#include "python_config.h"
 #include "rlscope/part/format.h"
 #include "rlscope/trace/version.h"
 
@@ -39,6 +40,18 @@ std::shared_ptr<ProfOptions> addProfOptions(CLI::App& cmd) {
   cmd.add_flag("--no-gpu-activity", o->noGpuActivity,
                "do not record GPU kernels, memcpys, memsets and synchronization");
   cmd.add_flag("--no-nvtx", o->noNvtx, "do not record NVTX ranges and rlscope annotations");
+  cmd.add_flag("--no-python", o->noPython,
+               "do not track Python / Backend / Simulator time in Python processes");
+  cmd.add_option("--backend-modules", o->backendModules,
+                 "comma-separated Python modules whose native code counts as Backend, besides "
+                 "torch, tensorflow, jax, jaxlib and numpy");
+  cmd.add_option("--simulator-modules", o->simulatorModules,
+                 "comma-separated Python modules whose native code counts as Simulator, besides "
+                 "mujoco, pybullet, Box2D and ale_py");
+  cmd.add_option("--python-config", o->pythonConfig,
+                 "JSON file: {\"backend_modules\": [...], \"simulator_modules\": [...], "
+                 "\"replace_defaults\": false}")
+      ->check(CLI::ExistingFile);
   cmd.add_option("--flush-ms", o->flushMs,
                  "how often each process writes its buffers to disk; a process that is killed "
                  "loses at most this much")
@@ -126,6 +139,24 @@ int runProf(const ProfOptions& o, std::vector<std::string> command) {
   if (!o.noCudaApi) config.features |= part::kFeatureCudaApi;
   if (!o.noGpuActivity) config.features |= part::kFeatureGpuActivity;
   config.flushMs = o.flushMs;
+  if (!o.noPython) {
+    if (fs::path python = libDir.parent_path() / "python"; fs::exists(python / "rlscope")) {
+      config.features |= part::kFeaturePython;
+      config.pythonDirectory = python;
+    }
+    PythonModules modules;
+    try {
+      if (!o.pythonConfig.empty()) readPythonConfig(o.pythonConfig, modules);
+      addModuleList(o.backendModules, modules.backend);
+      addModuleList(o.simulatorModules, modules.simulator);
+    } catch (const std::exception& e) {
+      std::cerr << "rlscope-prof: error: " << e.what() << '\n';
+      return 2;
+    }
+    config.backendModules = modules.backend;
+    config.simulatorModules = modules.simulator;
+    config.replaceDefaultModules = modules.replaceDefaults;
+  }
 
   merge::MergeOptions mergeOptions;
   mergeOptions.features = config.features;

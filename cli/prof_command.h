@@ -13,6 +13,8 @@ struct ProfOptions {
   bool noCudaApi = false;
   bool noGpuActivity = false;
   bool noNvtx = false;
+  bool noPython = false;
+  std::string backendModules, simulatorModules, pythonConfig;
   int flushMs = 100;
   double waitDescendantsSeconds = 5;
   bool keepParts = false;

@@ -26,13 +26,14 @@ if(Qt6_FOUND)
 endif()
 option(RLSCOPE_WITH_GUI "Build the Qt 6 timeline viewer" ${_gui_ok})
 
+# The Python package is a CPython C-API extension (no binding library: its hot paths are a few
+# C calls). Python3_EXECUTABLE picks the interpreter (scripts/setup.sh's .venv when present).
 find_package(Python3 QUIET COMPONENTS Interpreter Development.Module)
-find_package(pybind11 CONFIG QUIET)
 set(_py_ok OFF)
-set(_py_why "python3 development files or pybind11 not found")
-if(Python3_FOUND AND pybind11_FOUND AND Python3_VERSION VERSION_GREATER_EQUAL 3.9)
+set(_py_why "python3 >= 3.9 with its development files not found (install python3-dev)")
+if(Python3_FOUND AND Python3_VERSION VERSION_GREATER_EQUAL 3.9)
   set(_py_ok ON)
-  set(_py_why "Python ${Python3_VERSION} (${Python3_EXECUTABLE}), pybind11 ${pybind11_VERSION}")
+  set(_py_why "Python ${Python3_VERSION} (${Python3_EXECUTABLE})")
 endif()
 option(RLSCOPE_WITH_PYTHON "Build the rlscope Python package" ${_py_ok})
 

@@ -51,7 +51,22 @@ std::vector<std::string> injectedEnvironment(const InjectionConfig& config,
   add(part::kFeatureNvtx, "nvtx");
   add(part::kFeatureCudaApi, "cuda-api");
   add(part::kFeatureGpuActivity, "gpu-activity");
+  add(part::kFeaturePython, "python");
   env["RLSCOPE_FEATURES"] = features.empty() ? "none" : features;
+
+  if ((config.features & part::kFeaturePython) && !config.pythonDirectory.empty()) {
+    std::string& path = env["PYTHONPATH"];
+    path = path.empty() ? config.pythonDirectory.string()
+                        : config.pythonDirectory.string() + ":" + path;
+    // "+a,b": the package's defaults and a, b; "a,b": only a, b (rlscope/_autostart.py).
+    auto modules = [&](const std::vector<std::string>& list) {
+      std::string v = config.replaceDefaultModules ? "" : "+";
+      for (std::size_t i = 0; i < list.size(); ++i) v += (i ? "," : "") + list[i];
+      return v;
+    };
+    env["RLSCOPE_BACKEND_MODULES"] = modules(config.backendModules);
+    env["RLSCOPE_SIMULATOR_MODULES"] = modules(config.simulatorModules);
+  }
   env["RLSCOPE_PART_DIR"] = config.partDir.string();
   env["RLSCOPE_FLUSH_MS"] = std::to_string(config.flushMs);
 

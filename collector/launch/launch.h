@@ -26,6 +26,12 @@ struct InjectionConfig {
   std::filesystem::path cudaLibrary;       // librlscope_cupti.so, or empty when not built
   std::uint32_t features = 0;              // part::FeatureBits
   int flushMs = 100;
+  // The rlscope Python package (build/python), put first on PYTHONPATH; empty when not built.
+  std::filesystem::path pythonDirectory;
+  // Modules whose native code is Backend / Simulator time, besides the package's defaults (or
+  // instead of them with replaceDefaultModules).
+  std::vector<std::string> backendModules, simulatorModules;
+  bool replaceDefaultModules = false;
 };
 
 // The environment of the profiled program: the current one plus the injection variables. Notes

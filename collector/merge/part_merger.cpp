@@ -85,6 +85,9 @@ void toNs(const TickConverter& c, part::ProcessEnd& x) {
 void toNs(const TickConverter& c, part::ThreadStart& x) {
   x.start = c.ns(x.start);
 }
+void toNs(const TickConverter& c, part::CategoryPush& x) {
+  x.time = c.ns(x.time);
+}
 void toNs(const TickConverter& c, part::Instant& x) {
   x.time = c.ns(x.time);
 }
@@ -134,6 +137,14 @@ struct OpenRange {
   std::uint32_t category = 0;
   std::optional<std::int64_t> color;
   std::uint32_t pushIndex = 0;  // push/pop only
+};
+
+// A CPU category open on a thread's category stack: what runs since `since` unless something
+// pushed above it runs.
+struct CategoryFrame {
+  std::uint32_t category = 0;
+  std::uint64_t name = 0;
+  std::int64_t since = 0;
 };
 
 struct ThreadInfo {
@@ -204,8 +215,11 @@ class Merger {
         {"nvtx", (options_.features & part::kFeatureNvtx) != 0},
         {"cuda_api", (options_.features & part::kFeatureCudaApi) != 0},
         {"gpu_activity", (options_.features & part::kFeatureGpuActivity) != 0},
+        {"python", (options_.features & part::kFeaturePython) != 0},
     };
     w_.setMeta(trace::meta::kFeatures, features.dump());
+    if (options_.features & part::kFeaturePython)
+      w_.setMeta(trace::meta::kPythonTransitions, std::to_string(transitions_));
     report_.gpuActivity = gpuActivity();
     w_.setMeta(trace::meta::kGpuActivity, report_.gpuActivity);
   }
@@ -241,6 +255,9 @@ class Merger {
     std::unordered_map<std::uint64_t, std::pair<std::uint32_t, std::int64_t>> ended;
     std::map<std::uint32_t, std::uint64_t> unmatchedPops;
     std::uint64_t droppedCudaRecords = 0;  // summed over the part's flushes
+    std::unordered_map<std::uint64_t, std::string> categoryNames;
+    std::map<std::uint32_t, std::vector<CategoryFrame>> categoryStacks;  // per thread
+    std::uint64_t unmatchedCategoryPops = 0;
     TickConverter clock;
   };
 
@@ -284,6 +301,10 @@ class Merger {
       case RecordType::kRegisterString:
         if (auto h = r.payload<part::NvtxHandleName>())
           p.strings[h->handle] = std::string(r.string<part::NvtxHandleName>(0).value_or(""));
+        break;
+      case RecordType::kCategoryName:
+        if (auto h = r.payload<part::NvtxHandleName>())
+          p.categoryNames[h->handle] = std::string(r.string<part::NvtxHandleName>(0).value_or(""));
         break;
       default:
         break;
@@ -395,6 +416,15 @@ class Merger {
           count(trace::table::kNvtx);
         }
         break;
+      case RecordType::kCategoryPush:
+        if (auto c = payloadOf<part::CategoryPush>(p, r)) categoryPush(p, tid, *c);
+        break;
+      case RecordType::kThreadEnd:
+        if (auto e = payloadOf<part::Instant>(p, r)) threadEnded(p, tid, e->time);
+        break;
+      case RecordType::kCategoryPop:
+        if (auto e = payloadOf<part::Instant>(p, r)) categoryPop(p, tid, e->time);
+        break;
       case RecordType::kKernel:
         if (auto k = payloadOf<part::Kernel>(p, r)) addKernel(p, *k, r.string<part::Kernel>(0));
         break;
@@ -454,6 +484,61 @@ class Merger {
     OpenRange o = std::move(stack.back());
     stack.pop_back();
     closeRange(p, o, e.time, tid, trace::NvtxEventType::kPushPopRange, false);
+  }
+
+  // Category stacks are flattened as they are read: each thread's rows never overlap, and each
+  // row is the category that really ran (the innermost), so the analyzer's sweep needs no
+  // nesting rules for them.
+  void categoryPush(Part& p, std::uint32_t tid, const part::CategoryPush& c) {
+    touchThread(p, tid, c.time);
+    seen(p, c.time);
+    auto& stack = p.categoryStacks[tid];
+    if (!stack.empty()) closeCategorySpan(p, tid, stack.back(), c.time);
+    stack.push_back({c.category, c.name, c.time});
+    ++transitions_;
+  }
+
+  void categoryPop(Part& p, std::uint32_t tid, std::int64_t time) {
+    seen(p, time);
+    auto& stack = p.categoryStacks[tid];
+    if (stack.empty()) {
+      ++p.unmatchedCategoryPops;
+      return;
+    }
+    closeCategorySpan(p, tid, stack.back(), time);
+    stack.pop_back();
+    if (!stack.empty()) stack.back().since = time;
+    ++transitions_;
+  }
+
+  // Writes what `f` ran from f.since to `end` (nothing when empty).
+  void closeCategorySpan(Part& p, std::uint32_t tid, CategoryFrame& f, std::int64_t end) {
+    std::int64_t since = f.since;
+    f.since = end;
+    // Category 0: the thread waited (time.sleep, a lock): no CPU category, no row.
+    if (end <= since || f.category == 0) return;
+    trace::CpuIntervalRecord r;
+    r.start = since;
+    r.end = end;
+    r.globalTid = globalTid(p, tid);
+    r.category = f.category <= static_cast<std::uint32_t>(trace::Category::kSimulator)
+                     ? static_cast<trace::Category>(f.category)
+                     : trace::Category::kNative;
+    if (f.name) {
+      auto it = p.categoryNames.find(f.name);
+      if (it != p.categoryNames.end()) r.nameId = w_.intern(it->second);
+    }
+    w_.addCpuInterval(r);
+    count(trace::table::kCpuIntervals);
+  }
+
+  // A thread that ended stops running what its category stack says.
+  void threadEnded(Part& p, std::uint32_t tid, std::int64_t time) {
+    seen(p, time);
+    auto it = p.categoryStacks.find(tid);
+    if (it == p.categoryStacks.end() || it->second.empty()) return;
+    closeCategorySpan(p, tid, it->second.back(), time);
+    it->second.clear();
   }
 
   trace::NvtxRecord nvtxRow(const Part& p, const OpenRange& o, trace::NvtxEventType type) {
@@ -582,6 +667,12 @@ class Merger {
       warn("process " + std::to_string(p.pid) + ": " + std::to_string(open) +
            " NVTX push/pop ranges still open when it ended; closed at its end and marked "
            "{\"unterminated\":true} in rlscope_operations.args");
+    // What each thread ran when the image ended (its base Python frame, at least).
+    for (auto& [tid, stack] : p.categoryStacks)
+      if (!stack.empty()) closeCategorySpan(p, tid, stack.back(), end);
+    if (p.unmatchedCategoryPops)
+      warn("process " + std::to_string(p.pid) + ": " + std::to_string(p.unmatchedCategoryPops) +
+           " CPU category pops without a push (ignored)");
     if (p.droppedCudaRecords)
       warn("process " + std::to_string(p.pid) + ": CUPTI dropped " +
            std::to_string(p.droppedCudaRecords) + " activity records (its buffers were full)");
@@ -822,6 +913,7 @@ class Merger {
   std::int64_t operationsAdded_ = 0;
   std::optional<Process> process_;  // the process of the parts being read
   std::uint64_t partsRead_ = 0;
+  std::uint64_t transitions_ = 0;  // CPU category pushes and pops: each is one transition
   // Keyed by Part::serial.
   std::map<std::pair<std::uint64_t, std::uint64_t>, std::int64_t> pushedIdToKey_;
   std::map<std::pair<std::uint64_t, std::uint32_t>, std::uint64_t> externalIds_;

@@ -75,6 +75,18 @@ static inline void rlscope_operation_pop(void) {
   nvtxDomainRangePop(rlscope_operation_domain_());
 }
 
+/* An operation that need not nest with the thread's others (a generator's or a coroutine's,
+ * which other code runs in between): start it, and end it with what this returns, on any
+ * thread. */
+static inline uint64_t rlscope_operation_start(const char* name) {
+  nvtxEventAttributes_t a = rlscope_attributes_(name);
+  return nvtxDomainRangeStartEx(rlscope_operation_domain_(), &a);
+}
+
+static inline void rlscope_operation_end(uint64_t operation) {
+  nvtxDomainRangeEnd(rlscope_operation_domain_(), operation);
+}
+
 typedef uint64_t rlscope_phase_t;
 
 /* Begins a phase of the process; pass the result to rlscope_phase_end. */

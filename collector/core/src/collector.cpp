@@ -81,6 +81,7 @@ Config configFromEnvironment() {
     if (s.find("nvtx") != std::string::npos) c.features |= part::kFeatureNvtx;
     if (s.find("cuda-api") != std::string::npos) c.features |= part::kFeatureCudaApi;
     if (s.find("gpu-activity") != std::string::npos) c.features |= part::kFeatureGpuActivity;
+    if (s.find("python") != std::string::npos) c.features |= part::kFeaturePython;
   }
   if (const char* ms = std::getenv("RLSCOPE_FLUSH_MS")) {
     int v = std::atoi(ms);
@@ -248,6 +249,7 @@ class Collector {
     char name[64] = {};
     if (pthread_getname_np(pthread_self(), name, sizeof name) == 0 && name[0])
       record(b, part::RecordType::kThreadName, part::ThreadName{b->tid(), 0}, {name});
+    record(b, part::RecordType::kThreadEnd, part::Instant{now()});
     b->finish();
   }
 

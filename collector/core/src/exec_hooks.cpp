@@ -35,7 +35,8 @@ const char* g_collectorPath = nullptr;  // this library, as LD_PRELOAD names it
 bool isInjectionVariable(const char* entry) {
   return std::strncmp(entry, "RLSCOPE_", 8) == 0 || std::strncmp(entry, "LD_PRELOAD=", 11) == 0 ||
          std::strncmp(entry, "NVTX_INJECTION64_PATH=", 22) == 0 ||
-         std::strncmp(entry, "CUDA_INJECTION64_PATH=", 22) == 0;
+         std::strncmp(entry, "CUDA_INJECTION64_PATH=", 22) == 0 ||
+         std::strncmp(entry, "PYTHONPATH=", 11) == 0;
 }
 
 std::size_t nameLength(const char* entry) {

@@ -10,6 +10,8 @@
 
 #include <atomic>
 
+extern "C" int __sigaction(int, const struct sigaction*, struct sigaction*);  // glibc's own
+
 #include "collector_state.h"
 
 namespace rlscope::collector {
@@ -19,17 +21,15 @@ namespace {
 constexpr int kHandledSignals[] = {SIGINT, SIGTERM, SIGHUP};
 
 using SigactionFn = int (*)(int, const struct sigaction*, struct sigaction*);
-using SignalFn = sighandler_t (*)(int, sighandler_t);
 
-std::atomic<SigactionFn> g_realSigaction{nullptr};
+// The next sigaction (libc's, or a later interposer's), found when the library loads. Calls that
+// come earlier (a sanitizer runtime initialising itself, before dlsym may be used) go to libc's
+// own entry point.
+std::atomic<SigactionFn> g_nextSigaction{nullptr};
 
 SigactionFn realSigaction() {
-  SigactionFn fn = g_realSigaction.load(std::memory_order_relaxed);
-  if (!fn) {
-    fn = reinterpret_cast<SigactionFn>(::dlsym(RTLD_NEXT, "sigaction"));
-    g_realSigaction.store(fn, std::memory_order_relaxed);
-  }
-  return fn;
+  SigactionFn fn = g_nextSigaction.load(std::memory_order_relaxed);
+  return fn ? fn : &::__sigaction;
 }
 
 bool handled(int sig) {
@@ -65,8 +65,9 @@ bool isStandIn(const struct sigaction& a) {
   return !(a.sa_flags & SA_SIGINFO) && a.sa_handler == onSignal;
 }
 
-__attribute__((constructor)) void resolveRealSigaction() {
-  realSigaction();
+__attribute__((constructor)) void resolveNextSigaction() {
+  if (auto fn = reinterpret_cast<SigactionFn>(::dlsym(RTLD_NEXT, "sigaction")))
+    g_nextSigaction.store(fn, std::memory_order_relaxed);
 }
 
 }  // namespace
@@ -105,12 +106,8 @@ extern "C" __attribute__((visibility("default"))) int sigaction(int sig,
 // interposed sigaction above.
 extern "C" __attribute__((visibility("default"))) sighandler_t signal(int sig,
                                                                       sighandler_t handler) {
-  if (!handled(sig) || !active()) {
-    static auto real = reinterpret_cast<SignalFn>(::dlsym(RTLD_NEXT, "signal"));
-    return real(sig, handler);
-  }
-  struct sigaction act {
-  }, old{};
+  struct sigaction act {};
+  struct sigaction old {};
   act.sa_handler = handler;
   sigemptyset(&act.sa_mask);
   sigaddset(&act.sa_mask, sig);

@@ -56,6 +56,9 @@ inline constexpr std::string_view kStartMonotonicNs = "start_monotonic_ns";
 inline constexpr std::string_view kFeatures = "features";         // JSON object: feature -> bool
 inline constexpr std::string_view kGpuActivity = "gpu_activity";  // "recorded" | "unavailable: ..."
 inline constexpr std::string_view kCreatedAt = "created_at";      // ISO 8601 UTC
+// Python <-> native transitions the collector's Python hooks recorded (rlscope-prof runs with
+// Python tracking only): calibration subtracts their cost.
+inline constexpr std::string_view kPythonTransitions = "python_transitions";
 }  // namespace meta
 
 }  // namespace rlscope::trace

@@ -62,6 +62,7 @@ enum class RecordType : std::uint16_t {
   kThreadName = 4,   // ThreadName + string: name (nvtxNameOsThread, pthread name)
   kWarning = 5,      // Instant + string: something the user should know (shown by rlscope-prof)
   kClockSync = 6,    // ClockSync: a tick count and CLOCK_MONOTONIC at the same instant
+  kThreadEnd = 7,    // Instant: the thread exited (not written for the main thread)
   // NVTX.
   kRangePush = 10,       // NvtxEvent + string: message (empty when stringHandle is set)
   kRangePushA = 18,      // Instant + string: nvtxRangePushA, the common case, kept small
@@ -72,6 +73,11 @@ enum class RecordType : std::uint16_t {
   kDomainCreate = 15,    // NvtxHandleName + string: domain name
   kRegisterString = 16,  // NvtxHandleName + string: the registered string
   kNameCategory = 17,    // NvtxHandleName (handle = category) + string: category name
+  // CPU categories, from the Python hooks: a per-thread stack of what runs (Python, Backend,
+  // Simulator), flattened into rlscope_cpu_intervals by the merge.
+  kCategoryPush = 20,  // CategoryPush
+  kCategoryPop = 21,   // Instant
+  kCategoryName = 22,  // NvtxHandleName (domain 0) + string: the name CategoryPush::name refers to
   // CUDA, from CUPTI activity records.
   kKernel = 30,               // Kernel + string: mangled name
   kMemcpy = 31,               // Memcpy
@@ -107,6 +113,7 @@ enum FeatureBits : std::uint32_t {
   kFeatureNvtx = 1u << 0,
   kFeatureCudaApi = 1u << 1,
   kFeatureGpuActivity = 1u << 2,
+  kFeaturePython = 1u << 3,  // Python <-> native transition tracking
 };
 
 enum class EndReason : std::uint32_t {
@@ -174,6 +181,16 @@ struct NvtxRangeEnd {
   std::uint64_t rangeId;
 };
 static_assert(sizeof(NvtxRangeEnd) == 16);
+
+// What the thread runs from `time` until the matching pop: a trace::Category value (1 Python,
+// 2 Backend, 3 Simulator) and the native function's name (a kCategoryName handle; 0 = none).
+struct CategoryPush {
+  std::int64_t time;
+  std::uint32_t category;
+  std::uint32_t reserved;
+  std::uint64_t name;
+};
+static_assert(sizeof(CategoryPush) == 24);
 
 struct NvtxHandleName {
   std::uint64_t domain;

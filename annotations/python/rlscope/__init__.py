@@ -1,0 +1,142 @@
+"""rlscope: annotate a Python program's operations and phases for the rlscope profiler.
+
+    import rlscope
+
+    rlscope.set_phase("training")
+    for step in range(steps):
+        with rlscope.operation("inference"):
+            action = policy(obs)
+        with rlscope.operation("simulation"):
+            obs, reward, *_ = env.step(action)
+        rlscope.report_progress(step, total=steps)
+
+    @rlscope.operation("backpropagation")
+    def update(batch): ...
+
+Under ``rlscope-prof -- python train.py`` these are recorded into the trace, together with the
+time the program spends in Python, in its ML backend and in its simulator (tracked without any
+change to the program; see docs/python.md). Run any other way, every call returns at once.
+"""
+
+import functools
+import inspect
+
+try:
+    from . import _rlscope
+except ImportError as _error:  # built for another Python, or not built: annotations are no-ops
+    _rlscope = None
+    _import_error = _error
+else:
+    _import_error = None
+
+__all__ = ["operation", "set_phase", "report_progress", "enabled"]
+
+
+def enabled():
+    """True when this process records into an rlscope trace (it runs under rlscope-prof)."""
+    return _rlscope is not None and _rlscope.tracking_available()
+
+
+if _rlscope is not None:
+    _Operation = _rlscope.Operation
+    set_phase = _rlscope.set_phase
+    report_progress = _rlscope.report_progress
+else:
+
+    class _Operation:
+        __slots__ = ("name",)
+
+        def __init__(self, name):
+            if not isinstance(name, str):
+                raise TypeError("operation name must be a str")
+            self.name = name
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+        def _start(self):
+            pass
+
+        def _end(self):
+            pass
+
+    def set_phase(name):
+        """The process enters phase ``name`` (None leaves the current phase)."""
+        if name is not None and not isinstance(name, str):
+            raise TypeError("set_phase(name): name must be a str or None")
+
+    def report_progress(step, total=None):
+        """Marks how far the run is: ``step`` of ``total``."""
+
+
+class operation(_Operation):
+    """An operation of the program, as a context manager or a decorator.
+
+    ``with rlscope.operation("simulation"):`` opens the operation on the current thread and
+    closes it at the end of the block, exceptions included; operations nest. ``async with`` and
+    decorated coroutines, generators and async generators work too: their operation spans the
+    whole run of the coroutine or generator, whatever other code runs in between.
+    """
+
+    __slots__ = ()
+
+    async def __aenter__(self):
+        self._start()
+        return self
+
+    async def __aexit__(self, *exc):
+        self._end()
+        return False
+
+    def __call__(self, fn):
+        return _decorate(self.name, fn)
+
+
+def _decorate(name, fn):
+    if inspect.iscoroutinefunction(fn):
+
+        @functools.wraps(fn)
+        async def coroutine(*args, **kwargs):
+            op = operation(name)
+            op._start()
+            try:
+                return await fn(*args, **kwargs)
+            finally:
+                op._end()
+
+        return coroutine
+    if inspect.isasyncgenfunction(fn):
+
+        @functools.wraps(fn)
+        async def async_generator(*args, **kwargs):
+            op = operation(name)
+            op._start()
+            try:
+                async for item in fn(*args, **kwargs):
+                    yield item
+            finally:
+                op._end()
+
+        return async_generator
+    if inspect.isgeneratorfunction(fn):
+
+        @functools.wraps(fn)
+        def generator(*args, **kwargs):
+            op = operation(name)
+            op._start()
+            try:
+                return (yield from fn(*args, **kwargs))
+            finally:
+                op._end()
+
+        return generator
+
+    @functools.wraps(fn)
+    def function(*args, **kwargs):
+        with operation(name):
+            return fn(*args, **kwargs)
+
+    return function

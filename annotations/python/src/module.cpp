@@ -1,0 +1,221 @@
+// rlscope._rlscope: the native half of the Python package. Operations, phases and progress go
+// out as NVTX through annotations/rlscope.h, as from C++: under rlscope-prof the collector's NVTX
+// injection records them; otherwise NVTX has no tool attached and each call returns at once.
+#include <Python.h>
+
+#include <cstdint>
+#include <string>
+
+#include "rlscope/rlscope.h"
+#include "transitions.h"
+
+namespace rlscope::python {
+
+namespace {
+
+// --- Operation: `with rlscope.operation(name):` ---------------------------------------------
+
+struct OperationObject {
+  PyObject_HEAD PyObject* name;  // str
+  const char* utf8;              // owned by `name`
+  std::uint64_t rangeId;         // of a start/end operation (async with, generators)
+  int started;
+};
+
+int operationInit(PyObject* self, PyObject* args, PyObject* kwargs) {
+  auto* op = reinterpret_cast<OperationObject*>(self);
+  PyObject* name = nullptr;
+  static const char* keywords[] = {"name", nullptr};
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "U:operation", const_cast<char**>(keywords),
+                                   &name))
+    return -1;
+  const char* utf8 = PyUnicode_AsUTF8(name);
+  if (!utf8) return -1;
+  Py_INCREF(name);
+  Py_XSETREF(op->name, name);
+  op->utf8 = utf8;
+  return 0;
+}
+
+void operationDealloc(PyObject* self) {
+  auto* op = reinterpret_cast<OperationObject*>(self);
+  Py_XDECREF(op->name);
+  Py_TYPE(self)->tp_free(self);
+}
+
+PyObject* operationEnter(PyObject* self, PyObject*) {
+  rlscope_operation_push(reinterpret_cast<OperationObject*>(self)->utf8);
+  Py_INCREF(self);
+  return self;
+}
+
+PyObject* operationExit(PyObject*, PyObject* const*, Py_ssize_t) {
+  rlscope_operation_pop();
+  Py_RETURN_FALSE;  // exceptions go on
+}
+
+// The start/end form: for code that other code interleaves with on the thread.
+PyObject* operationStart(PyObject* self, PyObject*) {
+  auto* op = reinterpret_cast<OperationObject*>(self);
+  op->rangeId = rlscope_operation_start(op->utf8);
+  op->started = 1;
+  Py_RETURN_NONE;
+}
+
+PyObject* operationEnd(PyObject* self, PyObject*) {
+  auto* op = reinterpret_cast<OperationObject*>(self);
+  if (op->started) rlscope_operation_end(op->rangeId);
+  op->started = 0;
+  Py_RETURN_NONE;
+}
+
+PyObject* operationName(PyObject* self, void*) {
+  PyObject* name = reinterpret_cast<OperationObject*>(self)->name;
+  if (!name) Py_RETURN_NONE;
+  Py_INCREF(name);
+  return name;
+}
+
+PyObject* operationRepr(PyObject* self) {
+  return PyUnicode_FromFormat("rlscope.operation(%R)",
+                              reinterpret_cast<OperationObject*>(self)->name);
+}
+
+PyMethodDef kOperationMethods[] = {
+    {"__enter__", operationEnter, METH_NOARGS, "Opens the operation on this thread."},
+    {"__exit__", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(operationExit)),
+     METH_FASTCALL, "Closes the thread's innermost operation."},
+    {"_start", operationStart, METH_NOARGS, "Opens the operation as a start/end range."},
+    {"_end", operationEnd, METH_NOARGS, "Ends what _start opened."},
+    {nullptr, nullptr, 0, nullptr},
+};
+
+PyGetSetDef kOperationGetSet[] = {
+    {"name", operationName, nullptr, "The operation's name.", nullptr},
+    {nullptr, nullptr, nullptr, nullptr, nullptr},
+};
+
+PyTypeObject g_operationType = [] {
+  PyTypeObject t{PyVarObject_HEAD_INIT(nullptr, 0)};
+  t.tp_name = "rlscope._rlscope.Operation";
+  t.tp_basicsize = sizeof(OperationObject);
+  t.tp_dealloc = operationDealloc;
+  t.tp_repr = operationRepr;
+  t.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE;
+  t.tp_doc = PyDoc_STR("An operation of the program: a context manager (see rlscope.operation).");
+  t.tp_methods = kOperationMethods;
+  t.tp_getset = kOperationGetSet;
+  t.tp_init = operationInit;
+  t.tp_new = PyType_GenericNew;
+  return t;
+}();
+
+// --- phases and progress -------------------------------------------------------------------
+
+struct ModuleState {
+  bool inPhase = false;
+  rlscope_phase_t phase = 0;
+  std::string phaseName;
+};
+ModuleState g_state;  // guarded by the GIL
+
+void beginPhase(const std::string& name) {
+  g_state.phase = rlscope_phase_begin(name.c_str());
+  g_state.phaseName = name;
+  g_state.inPhase = true;
+}
+
+PyObject* setPhase(PyObject*, PyObject* name) {
+  if (name != Py_None && !PyUnicode_Check(name)) {
+    PyErr_SetString(PyExc_TypeError, "set_phase(name): name must be a str or None");
+    return nullptr;
+  }
+  if (g_state.inPhase) rlscope_phase_end(g_state.phase);
+  g_state.inPhase = false;
+  if (name != Py_None) {
+    const char* utf8 = PyUnicode_AsUTF8(name);
+    if (!utf8) return nullptr;
+    beginPhase(utf8);
+  }
+  Py_RETURN_NONE;
+}
+
+PyObject* reportProgress(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs < 1 || nargs > 2) {
+    PyErr_SetString(PyExc_TypeError, "report_progress(step, total=None)");
+    return nullptr;
+  }
+  unsigned long long step = PyLong_AsUnsignedLongLong(args[0]);
+  if (step == static_cast<unsigned long long>(-1) && PyErr_Occurred()) return nullptr;
+  if (nargs == 2 && args[1] != Py_None) {
+    unsigned long long total = PyLong_AsUnsignedLongLong(args[1]);
+    if (total == static_cast<unsigned long long>(-1) && PyErr_Occurred()) return nullptr;
+    std::string what = "progress/" + std::to_string(total);
+    rlscope_progress(what.c_str(), step);
+  } else {
+    rlscope_progress("progress", step);
+  }
+  Py_RETURN_NONE;
+}
+
+// A fork child continues its parent's phase in a part of its own.
+PyObject* afterForkChild(PyObject* module, PyObject* unused) {
+  if (g_state.inPhase) beginPhase(g_state.phaseName);
+  return afterForkInChild(module, unused);
+}
+
+PyObject* trackingAvailablePy(PyObject*, PyObject*) {
+  return PyBool_FromLong(trackingAvailable());
+}
+
+template <class F>
+PyCFunction fastcall(F f) {
+  return reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(f));
+}
+
+PyMethodDef kModuleMethods[] = {
+    {"set_phase", setPhase, METH_O,
+     "set_phase(name): the process enters phase `name` (None: no phase)."},
+    {"report_progress", fastcall(reportProgress), METH_FASTCALL,
+     "report_progress(step, total=None): marks how far the run is."},
+    {"tracking_available", trackingAvailablePy, METH_NOARGS,
+     "Whether rlscope-prof asked this process to record Python categories."},
+    {"start_tracking", fastcall(startTracking), METH_FASTCALL,
+     "start_tracking(backend_modules, simulator_modules, waiting_functions) -> bool."},
+    {"_thread_bootstrap", fastcall(threadBootstrap), METH_FASTCALL,
+     "threading.setprofile hook that starts tracking in a new thread."},
+    {"_after_fork_child", afterForkChild, METH_NOARGS, "os.register_at_fork after_in_child hook."},
+    {"transitions", transitionCount, METH_NOARGS,
+     "Python <-> native transitions recorded by this process so far."},
+    {nullptr, nullptr, 0, nullptr},
+};
+
+PyModuleDef g_module = {
+    PyModuleDef_HEAD_INIT,
+    "_rlscope",
+    "Native half of the rlscope package (use the rlscope module, not this one).",
+    -1,
+    kModuleMethods,
+    nullptr,
+    nullptr,
+    nullptr,
+    nullptr,
+};
+
+}  // namespace
+
+}  // namespace rlscope::python
+
+PyMODINIT_FUNC PyInit__rlscope() {
+  using namespace rlscope::python;
+  if (PyType_Ready(&g_operationType) < 0) return nullptr;
+  PyObject* m = PyModule_Create(&g_module);
+  if (!m) return nullptr;
+  Py_INCREF(&g_operationType);
+  if (PyModule_AddObject(m, "Operation", reinterpret_cast<PyObject*>(&g_operationType)) < 0) {
+    Py_DECREF(&g_operationType);
+    Py_DECREF(m);
+    return nullptr;
+  }
+  return m;
+}

@@ -1,0 +1,279 @@
+#include "transitions.h"
+
+#include <frameobject.h>
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "collector_link.h"
+
+namespace rlscope::python {
+
+namespace {
+
+constexpr std::uint32_t kUntracked = 0xff;  // a native call that stays in the caller's category
+constexpr std::uint32_t kWaiting = RLSCOPE_CATEGORY_WAITING;  // time.sleep, a lock: no CPU
+
+// What a native callable is, decided once per function definition.
+struct Classification {
+  std::uint32_t category = kUntracked;
+  std::uint64_t name = 0;  // collector name handle: "numpy.ndarray.dot"
+};
+
+// One open entry of a thread's stack: a tracked native call (key = its PyMethodDef) or a Python
+// callback inside one (key = its frame).
+struct Open {
+  const void* key;
+  bool python;
+  std::uint32_t category;
+  std::uint64_t name;
+};
+
+struct ThreadTracking {
+  bool started = false;
+  std::vector<Open> stack;
+};
+
+// Everything below runs with the GIL held, except thread-local state, which is per thread anyway.
+struct Tracker {
+  bool running = false;
+  std::vector<std::string> backend, simulator;
+  std::unordered_set<std::string> waiting;
+  std::unordered_map<const void*, Classification> byDefinition;
+  std::unordered_map<std::uint64_t, std::string> names;  // handle -> qualified name
+  std::uint64_t transitions = 0;
+};
+
+Tracker g_tracker;
+thread_local ThreadTracking t_thread;
+
+void push(ThreadTracking& t, Open open) {
+  collectorLink().push(open.category, open.name);
+  t.stack.push_back(open);
+  ++g_tracker.transitions;
+}
+
+void pop(ThreadTracking& t) {
+  collectorLink().pop();
+  t.stack.pop_back();
+  ++g_tracker.transitions;
+}
+
+// The thread's base: Python, from its first event on.
+void startThread(ThreadTracking& t) {
+  t.started = true;
+  collectorLink().push(RLSCOPE_CATEGORY_PYTHON, 0);
+}
+
+// The PyMethodDef behind what a C_CALL event calls: stable for the function, whereas bound
+// builtin methods are new objects at every call.
+const void* definitionOf(PyObject* callable) {
+  if (PyCFunction_Check(callable)) return reinterpret_cast<PyCFunctionObject*>(callable)->m_ml;
+  if (Py_IS_TYPE(callable, &PyMethodDescr_Type))
+    return reinterpret_cast<PyMethodDescrObject*>(callable)->d_method;
+  return callable;
+}
+
+std::string utf8(PyObject* s) {
+  if (!s || !PyUnicode_Check(s)) return {};
+  Py_ssize_t n = 0;
+  const char* p = PyUnicode_AsUTF8AndSize(s, &n);
+  if (!p) {
+    PyErr_Clear();
+    return {};
+  }
+  return std::string(p, static_cast<std::size_t>(n));
+}
+
+// A type's module and short name: "numpy" and "ndarray" for numpy.ndarray.
+void typeNames(PyTypeObject* type, std::string& module, std::string& name) {
+  PyObject* m = PyObject_GetAttrString(reinterpret_cast<PyObject*>(type), "__module__");
+  module = utf8(m);
+  Py_XDECREF(m);
+  if (!m) PyErr_Clear();
+  name = type->tp_name;
+  auto dot = name.rfind('.');
+  if (dot != std::string::npos) {
+    if (module.empty()) module = name.substr(0, dot);
+    name = name.substr(dot + 1);
+  }
+}
+
+// The defining module ("numpy.core._multiarray_umath") and qualified name
+// ("numpy.core._multiarray_umath.dot", "numpy.ndarray.sum") of a native callable.
+void namesOf(PyObject* callable, std::string& module, std::string& qualified) {
+  const char* function = "";
+  if (PyCFunction_Check(callable)) {
+    auto* f = reinterpret_cast<PyCFunctionObject*>(callable);
+    function = f->m_ml->ml_name;
+    if (f->m_module && PyUnicode_Check(f->m_module)) {
+      module = utf8(f->m_module);
+      qualified = module + "." + function;
+      return;
+    }
+    if (f->m_self && PyModule_Check(f->m_self)) {
+      const char* m = PyModule_GetName(f->m_self);
+      if (!m) PyErr_Clear();
+      module = m ? m : "";
+      qualified = module + "." + function;
+      return;
+    }
+    if (f->m_self) {
+      std::string type;
+      typeNames(Py_TYPE(f->m_self), module, type);
+      qualified = module + "." + type + "." + function;
+      return;
+    }
+  } else if (Py_IS_TYPE(callable, &PyMethodDescr_Type)) {
+    auto* d = reinterpret_cast<PyMethodDescrObject*>(callable);
+    function = d->d_method->ml_name;
+    std::string type;
+    typeNames(d->d_common.d_type, module, type);
+    qualified = module + "." + type + "." + function;
+    return;
+  }
+  qualified = module + "." + function;
+}
+
+// Whether `module` is `prefix` or inside it ("numpy.linalg" is inside "numpy").
+bool within(const std::string& module, const std::string& prefix) {
+  return module.size() >= prefix.size() && module.compare(0, prefix.size(), prefix) == 0 &&
+         (module.size() == prefix.size() || module[prefix.size()] == '.');
+}
+
+Classification classify(PyObject* callable) {
+  Classification c;
+  std::string module, qualified;
+  namesOf(callable, module, qualified);
+  if (g_tracker.waiting.count(qualified)) {
+    c.category = kWaiting;
+  } else {
+    for (const auto& m : g_tracker.simulator)
+      if (within(module, m)) c.category = RLSCOPE_CATEGORY_SIMULATOR;
+    if (c.category == kUntracked)
+      for (const auto& m : g_tracker.backend)
+        if (within(module, m)) c.category = RLSCOPE_CATEGORY_BACKEND;
+  }
+  if (c.category != kUntracked) {
+    c.name = collectorLink().registerName(qualified.data(), qualified.size());
+    g_tracker.names.emplace(c.name, std::move(qualified));
+  }
+  return c;
+}
+
+const Classification& classificationOf(PyObject* callable, const void* definition) {
+  auto it = g_tracker.byDefinition.find(definition);
+  if (it == g_tracker.byDefinition.end())
+    it = g_tracker.byDefinition.emplace(definition, classify(callable)).first;
+  return it->second;
+}
+
+int profile(PyObject*, PyFrameObject* frame, int what, PyObject* arg) {
+  ThreadTracking& t = t_thread;
+  if (!t.started) startThread(t);
+  switch (what) {
+    case PyTrace_CALL:
+      // Python code that native code of a tracked module calls back.
+      if (!t.stack.empty() && !t.stack.back().python)
+        push(t, {frame, true, RLSCOPE_CATEGORY_PYTHON, 0});
+      break;
+    case PyTrace_RETURN:  // also when the frame is left by an exception, or a generator yields
+      if (!t.stack.empty() && t.stack.back().python && t.stack.back().key == frame) pop(t);
+      break;
+    case PyTrace_C_CALL: {
+      const void* definition = definitionOf(arg);
+      const Classification& c = classificationOf(arg, definition);
+      if (c.category != kUntracked) push(t, {definition, false, c.category, c.name});
+      break;
+    }
+    case PyTrace_C_RETURN:
+    case PyTrace_C_EXCEPTION:
+      if (!t.stack.empty() && !t.stack.back().python && t.stack.back().key == definitionOf(arg))
+        pop(t);
+      break;
+    default:
+      break;
+  }
+  return 0;
+}
+
+bool stringList(PyObject* list, std::vector<std::string>& out) {
+  PyObject* seq = PySequence_Fast(list, "expected a sequence of module names");
+  if (!seq) return false;
+  Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    PyObject* item = PySequence_Fast_GET_ITEM(seq, i);
+    if (!PyUnicode_Check(item)) {
+      Py_DECREF(seq);
+      PyErr_SetString(PyExc_TypeError, "module and function names must be str");
+      return false;
+    }
+    out.push_back(utf8(item));
+  }
+  Py_DECREF(seq);
+  return true;
+}
+
+}  // namespace
+
+bool trackingAvailable() {
+  const CollectorLink& l = collectorLink();
+  return l.complete() && l.tracking() != 0;
+}
+
+PyObject* startTracking(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs != 3) {
+    PyErr_SetString(PyExc_TypeError,
+                    "start_tracking(backend_modules, simulator_modules, waiting_functions)");
+    return nullptr;
+  }
+  if (!trackingAvailable()) Py_RETURN_FALSE;
+  std::vector<std::string> backend, simulator, waiting;
+  if (!stringList(args[0], backend) || !stringList(args[1], simulator) ||
+      !stringList(args[2], waiting))
+    return nullptr;
+  g_tracker.backend = std::move(backend);
+  g_tracker.simulator = std::move(simulator);
+  g_tracker.waiting = {waiting.begin(), waiting.end()};
+  g_tracker.byDefinition.clear();
+  g_tracker.running = true;
+  PyEval_SetProfile(profile, nullptr);
+  Py_RETURN_TRUE;
+}
+
+PyObject* threadBootstrap(PyObject*, PyObject* const*, Py_ssize_t) {
+  if (g_tracker.running) PyEval_SetProfile(profile, nullptr);
+  Py_RETURN_NONE;
+}
+
+PyObject* afterForkInChild(PyObject*, PyObject*) {
+  if (!g_tracker.running) Py_RETURN_NONE;
+  // Names registered in the parent are in its part only: register them again.
+  std::unordered_map<std::uint64_t, std::uint64_t> renamed;
+  std::unordered_map<std::uint64_t, std::string> names;
+  for (auto& [handle, name] : g_tracker.names) {
+    std::uint64_t h = collectorLink().registerName(name.data(), name.size());
+    renamed[handle] = h;
+    names.emplace(h, std::move(name));
+  }
+  g_tracker.names = std::move(names);
+  for (auto& [definition, c] : g_tracker.byDefinition) c.name = renamed[c.name];
+  ThreadTracking& t = t_thread;
+  if (t.started) {
+    collectorLink().push(RLSCOPE_CATEGORY_PYTHON, 0);
+    for (Open& o : t.stack) {
+      o.name = renamed[o.name];
+      collectorLink().push(o.category, o.name);
+    }
+  }
+  Py_RETURN_NONE;
+}
+
+PyObject* transitionCount(PyObject*, PyObject*) {
+  return PyLong_FromUnsignedLongLong(g_tracker.transitions);
+}
+
+}  // namespace rlscope::python
