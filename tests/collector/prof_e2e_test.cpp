@@ -339,13 +339,13 @@ TEST(Prof, CpuSampleOperationsAndPhases) {
 
 TEST(Prof, NoNvtxRecordsNoRanges) {
   TempDir tmp;
-  auto p = profile(tmp, {workload(), "nvtx"}, {"--no-nvtx", "--no-cuda-api", "--no-gpu-activity"});
+  auto p = profile(tmp, {workload(), "nvtx"}, {"--no-nvtx", "--no-cuda-api", "--no-gpu-activity", "--no-python"});
   ASSERT_EQ(p.result.exitCode, 0) << p.result.err;
   Trace t(p.trace);
   EXPECT_EQ(t.count("SELECT COUNT(*) FROM NVTX_EVENTS"), 0);
   EXPECT_EQ(t.count("SELECT COUNT(*) FROM rlscope_processes"), 1);
   EXPECT_EQ(t.text("SELECT value FROM rlscope_meta WHERE key = 'features'"),
-            R"({"cuda_api":false,"gpu_activity":false,"nvtx":false})");
+            R"({"cuda_api":false,"gpu_activity":false,"nvtx":false,"python":false})");
   // No GPU warning when CUDA recording is switched off.
   EXPECT_EQ(p.result.err.find("warning: GPU activity unavailable"), std::string::npos)
       << p.result.err;

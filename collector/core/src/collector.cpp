@@ -32,6 +32,10 @@ namespace rlscope::collector {
 
 thread_local ThreadBuffer* t_threadBuffer __attribute__((tls_model("initial-exec"))) = nullptr;
 
+namespace {
+thread_local bool t_isWriter __attribute__((tls_model("initial-exec"))) = false;
+}  // namespace
+
 std::uint64_t timestamp() {
   return ticks();
 }
@@ -119,6 +123,7 @@ class Collector {
                            config.features, forkedFrom};
     append(part::RecordType::kProcessInfo, info, {exe, cmdline});
     finished_.store(false);
+    closed_.store(false);
     stop_.store(false);
     writer_ = new std::thread([this] { writerLoop(); });
     return {};
@@ -161,9 +166,15 @@ class Collector {
   }
 
   // The last act of the process's collector: flush CUDA, drain everything, write the end record,
-  // close the part. Runs once, from exit, _exit or the writer thread at a fatal signal.
-  void finish(part::EndReason reason, int status) {
-    if (finished_.exchange(true)) return;
+  // close the part. Runs once, from exit, _exit or the writer thread at a fatal signal; false
+  // when another call got there first. Such a call waits until the part is closed (the process
+  // must not leave while the writer thread is still writing its end), except on the writer
+  // thread, which the other call may be joining.
+  bool finish(part::EndReason reason, int status) {
+    if (finished_.exchange(true)) {
+      for (int ms = 0; !t_isWriter && !closed_.load() && ms < 5000; ++ms) ::usleep(1000);
+      return false;
+    }
     if (auto* h = cudaHooks(); h && h->flush) h->flush();
     if (writer_ && writer_->get_id() != std::this_thread::get_id()) {
       stop_.store(true);
@@ -182,21 +193,23 @@ class Collector {
     part::encodeRecord(buf + kSyncBytes, part::RecordType::kProcessEnd, end);
     file_.writeBlock(0, buf, sizeof buf);
     file_.close();
+    closed_.store(true);
+    return true;
   }
 
   // --- exec (exec_hooks.cpp) ---
   // The part ends before the image is replaced; the new image's collector starts the next part
   // of the same process. False when there was nothing to finish.
   bool finishForExec() {
-    if (finished_.load()) return false;
-    finish(part::EndReason::kExec, 0);
-    return true;
+    return finish(part::EndReason::kExec, 0);
   }
   // The exec failed and this image goes on: a new part continues the process.
   void resumeAfterFailedExec() {
     if (auto err = start(config_, 0); !err.empty())
       std::fprintf(stderr, "rlscope: warning: process %d is no longer profiled: %s\n",
                    static_cast<int>(::getpid()), err.c_str());
+    // A signal that came during the exec is acted on now.
+    if (int sig = deferredSignal_.exchange(0)) onSignal(sig);
   }
 
   // Async-signal-safe: hands the signal to the writer thread.
@@ -268,6 +281,7 @@ class Collector {
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, nullptr);
     pthread_setname_np(pthread_self(), "rlscope-writer");
+    t_isWriter = true;
     for (;;) {
       pollfd p{wakeFd_, POLLIN, 0};
       ::poll(&p, 1, config_.flushMs);
@@ -276,7 +290,12 @@ class Collector {
         [[maybe_unused]] auto r = ::read(wakeFd_, &v, sizeof v);
       }
       if (int sig = pendingSignal_.exchange(0)) {
-        finish(part::EndReason::kSignal, sig);
+        // The process is already leaving (exit, _exit, exec on another thread, which joins this
+        // one): let it finish the part; re-raising here would kill it half-way.
+        if (!finish(part::EndReason::kSignal, sig)) {
+          deferredSignal_.store(sig);
+          return;
+        }
         // Die of the signal as the program would have without us.
         restoreDefaultAction(sig);
         sigset_t s;
@@ -349,7 +368,9 @@ class Collector {
   int wakeFd_ = -1;
   std::atomic<bool> stop_{false};
   std::atomic<bool> finished_{true};
+  std::atomic<bool> closed_{false};  // the part of the last finish() is written and closed
   std::atomic<int> pendingSignal_{0};
+  std::atomic<int> deferredSignal_{0};  // came while the part was being finished for an exec
 };
 
 // Leaked on purpose: exit handlers, late threads and signal handlers may use it after static
