@@ -140,16 +140,23 @@ PyObject* setPhase(PyObject*, PyObject* name) {
   Py_RETURN_NONE;
 }
 
-PyObject* reportProgress(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
-  if (nargs < 1 || nargs > 2) {
-    PyErr_SetString(PyExc_TypeError, "report_progress(step, total=None)");
+// A non-negative integer argument; false with the Python error set otherwise.
+bool countArgument(PyObject* value, unsigned long long& out) {
+  out = PyLong_AsUnsignedLongLong(value);
+  return !(out == static_cast<unsigned long long>(-1) && PyErr_Occurred());
+}
+
+PyObject* reportProgress(PyObject*, PyObject* args, PyObject* kwargs) {
+  PyObject* stepArg = nullptr;
+  PyObject* totalArg = Py_None;
+  static const char* keywords[] = {"step", "total", nullptr};
+  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|O:report_progress",
+                                   const_cast<char**>(keywords), &stepArg, &totalArg))
     return nullptr;
-  }
-  unsigned long long step = PyLong_AsUnsignedLongLong(args[0]);
-  if (step == static_cast<unsigned long long>(-1) && PyErr_Occurred()) return nullptr;
-  if (nargs == 2 && args[1] != Py_None) {
-    unsigned long long total = PyLong_AsUnsignedLongLong(args[1]);
-    if (total == static_cast<unsigned long long>(-1) && PyErr_Occurred()) return nullptr;
+  unsigned long long step = 0, total = 0;
+  if (!countArgument(stepArg, step)) return nullptr;
+  if (totalArg != Py_None) {
+    if (!countArgument(totalArg, total)) return nullptr;
     std::string what = "progress/" + std::to_string(total);
     rlscope_progress(what.c_str(), step);
   } else {
@@ -176,8 +183,8 @@ PyCFunction fastcall(F f) {
 PyMethodDef kModuleMethods[] = {
     {"set_phase", setPhase, METH_O,
      "set_phase(name): the process enters phase `name` (None: no phase)."},
-    {"report_progress", fastcall(reportProgress), METH_FASTCALL,
-     "report_progress(step, total=None): marks how far the run is."},
+    {"report_progress", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(reportProgress)),
+     METH_VARARGS | METH_KEYWORDS, "report_progress(step, total=None): marks how far the run is."},
     {"tracking_available", trackingAvailablePy, METH_NOARGS,
      "Whether rlscope-prof asked this process to record Python categories."},
     {"start_tracking", fastcall(startTracking), METH_FASTCALL,
