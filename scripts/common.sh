@@ -29,8 +29,13 @@ configure() {
   if [[ -f "$dir/CMakeCache.txt" ]]; then
     generator=()
   fi
+  # The Python package is built for scripts/setup.sh's .venv when there is one.
+  local python=()
+  if [[ -x .venv/bin/python3 ]]; then
+    python=("-DPython3_EXECUTABLE=$PWD/.venv/bin/python3")
+  fi
   mkdir -p "$dir"
-  if ! cmake -S . -B "$dir" "${generator[@]}" "$@" >"$dir/configure.log" 2>&1; then
+  if ! cmake -S . -B "$dir" "${generator[@]}" "${python[@]}" "$@" >"$dir/configure.log" 2>&1; then
     cat "$dir/configure.log" >&2
     die "configuring $dir failed (log above, also in $dir/configure.log)"
   fi

@@ -6,29 +6,42 @@
 #   3. profiles the sample, a REINFORCE agent learning CartPole, with rlscope-prof and
 #      summarises the trace (operations, phases, processes; GPU activity where there is a GPU)
 #   4. asks that trace a question in SQL: time per operation
-#   5. runs the sample again recording its own finer timeline (Kineto-style JSON), imports it
-#      (CPU categories) and exports it for Perfetto UI
-#   6. imports a real PyTorch trace from an A100 when ../shared/traces is there
+#   5. profiles the Python sample, PPO learning MuJoCo Hopper (or a numpy arm without MuJoCo),
+#      and shows its Python / Backend / Simulator time per operation
+#   6. runs the C++ sample again recording its own finer timeline (Kineto-style JSON), imports
+#      it (CPU categories) and exports it for Perfetto UI
+#   7. imports a real PyTorch trace from an A100 when ../shared/traces is there
 # Everything it writes goes to out/demo/. Usage: scripts/demo.sh
 set -euo pipefail
 # shellcheck source=scripts/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 if [[ $# -gt 0 ]]; then
-  sed -n '2,10s/^# \{0,1\}//p' "$0"
+  sed -n '2,12s/^# \{0,1\}//p' "$0"
   [[ "$1" == "-h" || "$1" == "--help" ]] && exit 0
   exit 2
 fi
+
+# The SQL example of docs/trace-format.md under the heading "### $1".
+sql_of_docs() {
+  local sql
+  sql=$(awk -v heading="### $1" '$0 == heading { found = 1 }
+    found && /^```sql/ { inblock = 1; next }
+    inblock && /^```/ { exit }
+    inblock { print }' docs/trace-format.md)
+  [[ -n "$sql" ]] || die "no \"$1\" query in docs/trace-format.md"
+  echo "$sql"
+}
 
 start=$(date +%s)
 out=out/demo
 rlscope=build/bin/rlscope
 mkdir -p "$out"
 
-step "[1/6] installing missing packages"
+step "[1/7] installing missing packages"
 bash scripts/setup.sh
 
-step "[2/6] building rlscope, rlscope-prof and the CPU training sample in build/"
+step "[2/7] building rlscope, rlscope-prof and the CPU training sample in build/"
 if [[ -f build/CMakeCache.txt ]]; then
   # Keep the build type an earlier run chose (scripts/test.sh uses RelWithDebInfo), so
   # alternating between the scripts does not rebuild everything each time.
@@ -38,30 +51,38 @@ else
 fi
 cmake --build build --target rlscope rlscope-prof rlscope_sample_cpu_training -j "$build_jobs"
 
-step "[3/6] profiling the sample with rlscope-prof: REINFORCE on CartPole"
+step "[3/7] profiling the sample with rlscope-prof: REINFORCE on CartPole"
 build/bin/rlscope-prof -o "$out/sample_prof.sqlite" -- \
   build/bin/rlscope_sample_cpu_training --iterations 20 --seed 1
 echo
 "$rlscope" info "$out/sample_prof.sqlite"
 
-step "[4/6] asking the trace a question in SQL: time per operation (sqlite3)"
-# The query is the one of docs/trace-format.md, "Time per operation".
-time_per_operation=$(awk '/^### Time per operation/ { found = 1 }
-  found && /^```sql/ { inblock = 1; next }
-  inblock && /^```/ { exit }
-  inblock { print }' docs/trace-format.md)
-[[ -n "$time_per_operation" ]] || die "no \"Time per operation\" query in docs/trace-format.md"
+step "[4/7] asking the trace a question in SQL: time per operation (sqlite3)"
+time_per_operation=$(sql_of_docs "Time per operation")
 echo "$time_per_operation"
 echo
 sqlite3 -header -column "$out/sample_prof.sqlite" "$time_per_operation"
 
-step "[5/6] the sample's own finer timeline (CPU categories), imported and exported for Perfetto"
+step "[5/7] profiling the Python sample: PPO with Python / Backend / Simulator time"
+python=.venv/bin/python3
+if [[ -x "$python" ]] && "$python" -c "import numpy" 2>/dev/null && [[ -d build/python/rlscope ]]; then
+  build/bin/rlscope-prof -o "$out/python_prof.sqlite" -- \
+    "$python" samples/python_rl/ppo.py --iterations 5 --steps-per-iteration 512 --seed 1
+  per_category=$(sql_of_docs "Python, Backend and Simulator time per operation")
+  echo
+  sqlite3 -header -column "$out/python_prof.sqlite" "$per_category"
+else
+  echo "skipped: no Python environment with numpy (.venv, made by scripts/setup.sh) or the"
+  echo "package was not built (RLSCOPE_WITH_PYTHON=OFF)"
+fi
+
+step "[6/7] the C++ sample's own finer timeline (CPU categories), imported and exported for Perfetto"
 build/bin/rlscope_sample_cpu_training --iterations 20 --seed 1 --trace-out "$out/sample_trace.json"
 "$rlscope" import "$out/sample_trace.json" -o "$out/sample.sqlite"
 "$rlscope" export "$out/sample.sqlite" -o "$out/sample_chrome.json"
 echo "(open $out/sample_chrome.json in https://ui.perfetto.dev to see the timeline)"
 
-step "[6/6] importing a real PyTorch profiler trace (AlexNet on an A100)"
+step "[7/7] importing a real PyTorch profiler trace (AlexNet on an A100)"
 alexnet=../shared/traces/kineto/a100_alexnet.json.gz
 if [[ -f "$alexnet" ]]; then
   "$rlscope" import "$alexnet" -o "$out/a100_alexnet.sqlite"

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Installs the Debian packages rlscope builds and tests with. Idempotent: installs only what is
-# missing, and does nothing (no apt-get update) when everything is already there.
+# Installs the Debian packages rlscope builds and tests with, and the Python environment .venv/
+# (numpy and pytest for the Python package's tests and sample; gymnasium[mujoco] for the sample's
+# Hopper environment, when PyPI can be reached). Idempotent: installs only what is missing, and
+# does nothing (no apt-get update, no pip) when everything is already there.
 set -euo pipefail
 
 packages=(
@@ -9,7 +11,7 @@ packages=(
   libsimdjson-dev nlohmann-json3-dev libcli11-dev
   libgtest-dev libgmock-dev googletest libbenchmark-dev
   qt6-base-dev libgl-dev
-  pybind11-dev python3-dev
+  python3-dev python3-venv
   clang-format
 )
 
@@ -20,8 +22,27 @@ for p in "${packages[@]}"; do
   fi
 done
 
+# .venv: the interpreter the Python package is built for (scripts/common.sh configures with it).
+setup_python() {
+  local root venv
+  root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+  venv="$root/.venv"
+  if [ -x "$venv/bin/python3" ] && "$venv/bin/python3" -c "import numpy, pytest" 2>/dev/null; then
+    echo "setup: Python environment .venv present"
+    return 0
+  fi
+  echo "setup: creating the Python environment .venv (numpy, pytest)"
+  python3 -m venv "$venv" || { echo "setup: warning: python3 -m venv failed; Python tests will be skipped" >&2; return 0; }
+  "$venv/bin/python3" -m pip install -q --disable-pip-version-check numpy pytest ||
+    echo "setup: warning: pip could not install numpy and pytest; Python tests will be skipped" >&2
+  # The Python sample's MuJoCo Hopper environment; the sample falls back to its numpy one.
+  "$venv/bin/python3" -m pip install -q --disable-pip-version-check "gymnasium[mujoco]" ||
+    echo "setup: note: gymnasium[mujoco] not installed; the Python sample uses its numpy environment" >&2
+}
+
 if [ ${#missing[@]} -eq 0 ]; then
   echo "setup: all ${#packages[@]} packages present"
+  setup_python
   exit 0
 fi
 
@@ -36,3 +57,4 @@ export DEBIAN_FRONTEND=noninteractive
 "${sudo_cmd[@]}" apt-get update -qq
 "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 echo "setup: done"
+setup_python

@@ -36,19 +36,70 @@ def _modules(variable, defaults):
     return (list(defaults) if extend else []) + named
 
 
+BACKEND, SIMULATOR = 2, 3  # rlscope_cpu_intervals.category
+
+
+class _InstrumentOnImport:
+    """A meta path finder that lets every other finder find the module, then has its loader
+    hook the module's native callables and operators once it has run (native_hooks.cpp): the
+    profile function alone does not see calls of numpy's ufuncs or ndarray operators."""
+
+    def __init__(self, categories):
+        self.categories = categories  # top-level module name -> category
+
+    def find_spec(self, fullname, path, target=None):
+        category = self.categories.get(fullname.partition(".")[0])
+        if category is None:
+            return None
+        for finder in sys.meta_path:
+            if finder is self or not hasattr(finder, "find_spec"):
+                continue
+            spec = finder.find_spec(fullname, path, target)
+            if spec is not None:
+                break
+        else:
+            return None
+        loader = spec.loader
+        # Loaders that are classes (built-in, frozen modules) are shared: left alone.
+        if loader is None or isinstance(loader, type) or not hasattr(loader, "exec_module"):
+            return spec
+        exec_module = loader.exec_module
+
+        def exec_and_instrument(module):
+            exec_module(module)
+            _instrument(module, category)
+
+        loader.exec_module = exec_and_instrument
+        return spec
+
+
+def _instrument(module, category):
+    from . import _rlscope
+
+    try:
+        _rlscope._instrument(module, category)
+    except Exception as error:  # never break the import of the program's module
+        print(f"rlscope: warning: {module.__name__} is not instrumented: {error}", file=sys.stderr)
+
+
 def start():
     from . import _rlscope
 
     if not _rlscope.tracking_available():
         return False
-    started = _rlscope.start_tracking(
-        _modules("RLSCOPE_BACKEND_MODULES", DEFAULT_BACKEND_MODULES),
-        _modules("RLSCOPE_SIMULATOR_MODULES", DEFAULT_SIMULATOR_MODULES),
-        list(WAITING_FUNCTIONS),
-    )
+    backend = _modules("RLSCOPE_BACKEND_MODULES", DEFAULT_BACKEND_MODULES)
+    simulator = _modules("RLSCOPE_SIMULATOR_MODULES", DEFAULT_SIMULATOR_MODULES)
+    started = _rlscope.start_tracking(backend, simulator, list(WAITING_FUNCTIONS))
     if started:
         threading.setprofile(_rlscope._thread_bootstrap)
         os.register_at_fork(after_in_child=_rlscope._after_fork_child)
+        categories = {m.partition(".")[0]: BACKEND for m in backend}
+        categories.update({m.partition(".")[0]: SIMULATOR for m in simulator})
+        for name, module in list(sys.modules.items()):  # imported before rlscope started
+            category = categories.get(name.partition(".")[0])
+            if category is not None and module is not None:
+                _instrument(module, category)
+        sys.meta_path.insert(0, _InstrumentOnImport(categories))
     return started
 
 

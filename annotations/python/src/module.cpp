@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 
+#include "native_hooks.h"
 #include "rlscope/rlscope.h"
 #include "transitions.h"
 
@@ -192,6 +193,8 @@ PyMethodDef kModuleMethods[] = {
     {"_thread_bootstrap", fastcall(threadBootstrap), METH_FASTCALL,
      "threading.setprofile hook that starts tracking in a new thread."},
     {"_after_fork_child", afterForkChild, METH_NOARGS, "os.register_at_fork after_in_child hook."},
+    {"_instrument", fastcall(instrumentModule), METH_FASTCALL,
+     "_instrument(module, category) -> int: hooks native callables and operators."},
     {"transitions", transitionCount, METH_NOARGS,
      "Python <-> native transitions recorded by this process so far."},
     {nullptr, nullptr, 0, nullptr},

@@ -8,7 +8,9 @@
 #include <unordered_set>
 #include <vector>
 
+#include "category_stack.h"
 #include "collector_link.h"
+#include "native_hooks.h"
 
 namespace rlscope::python {
 
@@ -23,50 +25,15 @@ struct Classification {
   std::uint64_t name = 0;  // collector name handle: "numpy.ndarray.dot"
 };
 
-// One open entry of a thread's stack: a tracked native call (key = its PyMethodDef) or a Python
-// callback inside one (key = its frame).
-struct Open {
-  const void* key;
-  bool python;
-  std::uint32_t category;
-  std::uint64_t name;
-};
-
-struct ThreadTracking {
-  bool started = false;
-  std::vector<Open> stack;
-};
-
-// Everything below runs with the GIL held, except thread-local state, which is per thread anyway.
+// Everything below runs with the GIL held.
 struct Tracker {
   bool running = false;
   std::vector<std::string> backend, simulator;
   std::unordered_set<std::string> waiting;
   std::unordered_map<const void*, Classification> byDefinition;
-  std::unordered_map<std::uint64_t, std::string> names;  // handle -> qualified name
-  std::uint64_t transitions = 0;
 };
 
 Tracker g_tracker;
-thread_local ThreadTracking t_thread;
-
-void push(ThreadTracking& t, Open open) {
-  collectorLink().push(open.category, open.name);
-  t.stack.push_back(open);
-  ++g_tracker.transitions;
-}
-
-void pop(ThreadTracking& t) {
-  collectorLink().pop();
-  t.stack.pop_back();
-  ++g_tracker.transitions;
-}
-
-// The thread's base: Python, from its first event on.
-void startThread(ThreadTracking& t) {
-  t.started = true;
-  collectorLink().push(RLSCOPE_CATEGORY_PYTHON, 0);
-}
 
 // The PyMethodDef behind what a C_CALL event calls: stable for the function, whereas bound
 // builtin methods are new objects at every call.
@@ -157,10 +124,7 @@ Classification classify(PyObject* callable) {
       for (const auto& m : g_tracker.backend)
         if (within(module, m)) c.category = RLSCOPE_CATEGORY_BACKEND;
   }
-  if (c.category != kUntracked) {
-    c.name = collectorLink().registerName(qualified.data(), qualified.size());
-    g_tracker.names.emplace(c.name, std::move(qualified));
-  }
+  if (c.category != kUntracked) c.name = registerName(std::move(qualified));
   return c;
 }
 
@@ -172,27 +136,26 @@ const Classification& classificationOf(PyObject* callable, const void* definitio
 }
 
 int profile(PyObject*, PyFrameObject* frame, int what, PyObject* arg) {
-  ThreadTracking& t = t_thread;
-  if (!t.started) startThread(t);
+  ThreadTracking& t = currentThread();
   switch (what) {
     case PyTrace_CALL:
       // Python code that native code of a tracked module calls back.
       if (!t.stack.empty() && !t.stack.back().python)
-        push(t, {frame, true, RLSCOPE_CATEGORY_PYTHON, 0});
+        enter(t, {frame, true, RLSCOPE_CATEGORY_PYTHON, 0});
       break;
     case PyTrace_RETURN:  // also when the frame is left by an exception, or a generator yields
-      if (!t.stack.empty() && t.stack.back().python && t.stack.back().key == frame) pop(t);
+      if (!t.stack.empty() && t.stack.back().python && t.stack.back().key == frame) leave(t);
       break;
     case PyTrace_C_CALL: {
       const void* definition = definitionOf(arg);
       const Classification& c = classificationOf(arg, definition);
-      if (c.category != kUntracked) push(t, {definition, false, c.category, c.name});
+      if (c.category != kUntracked) enter(t, {definition, false, c.category, c.name});
       break;
     }
     case PyTrace_C_RETURN:
     case PyTrace_C_EXCEPTION:
       if (!t.stack.empty() && !t.stack.back().python && t.stack.back().key == definitionOf(arg))
-        pop(t);
+        leave(t);
       break;
     default:
       break;
@@ -251,29 +214,14 @@ PyObject* threadBootstrap(PyObject*, PyObject* const*, Py_ssize_t) {
 
 PyObject* afterForkInChild(PyObject*, PyObject*) {
   if (!g_tracker.running) Py_RETURN_NONE;
-  // Names registered in the parent are in its part only: register them again.
-  std::unordered_map<std::uint64_t, std::uint64_t> renamed;
-  std::unordered_map<std::uint64_t, std::string> names;
-  for (auto& [handle, name] : g_tracker.names) {
-    std::uint64_t h = collectorLink().registerName(name.data(), name.size());
-    renamed[handle] = h;
-    names.emplace(h, std::move(name));
-  }
-  g_tracker.names = std::move(names);
-  for (auto& [definition, c] : g_tracker.byDefinition) c.name = renamed[c.name];
-  ThreadTracking& t = t_thread;
-  if (t.started) {
-    collectorLink().push(RLSCOPE_CATEGORY_PYTHON, 0);
-    for (Open& o : t.stack) {
-      o.name = renamed[o.name];
-      collectorLink().push(o.category, o.name);
-    }
-  }
+  const auto& renamed = restartAfterFork();
+  for (auto& [definition, c] : g_tracker.byDefinition) c.name = renamed.at(c.name);
+  renameHookedNames(renamed);
   Py_RETURN_NONE;
 }
 
 PyObject* transitionCount(PyObject*, PyObject*) {
-  return PyLong_FromUnsignedLongLong(g_tracker.transitions);
+  return PyLong_FromUnsignedLongLong(transitions());
 }
 
 }  // namespace rlscope::python
