@@ -139,11 +139,12 @@ int runProf(const ProfOptions& o, std::vector<std::string> command) {
   if (!o.noCudaApi) config.features |= part::kFeatureCudaApi;
   if (!o.noGpuActivity) config.features |= part::kFeatureGpuActivity;
   config.flushMs = o.flushMs;
+  // The package is importable in every run (its annotations are recorded with --no-python
+  // too); the tracking is the feature.
+  if (fs::path python = libDir.parent_path() / "python"; fs::exists(python / "rlscope"))
+    config.pythonDirectory = python;
   if (!o.noPython) {
-    if (fs::path python = libDir.parent_path() / "python"; fs::exists(python / "rlscope")) {
-      config.features |= part::kFeaturePython;
-      config.pythonDirectory = python;
-    }
+    if (!config.pythonDirectory.empty()) config.features |= part::kFeaturePython;
     PythonModules modules;
     try {
       if (!o.pythonConfig.empty()) readPythonConfig(o.pythonConfig, modules);

@@ -54,7 +54,7 @@ std::vector<std::string> injectedEnvironment(const InjectionConfig& config,
   add(part::kFeaturePython, "python");
   env["RLSCOPE_FEATURES"] = features.empty() ? "none" : features;
 
-  if ((config.features & part::kFeaturePython) && !config.pythonDirectory.empty()) {
+  if (!config.pythonDirectory.empty()) {
     std::string& path = env["PYTHONPATH"];
     path = path.empty() ? config.pythonDirectory.string()
                         : config.pythonDirectory.string() + ":" + path;

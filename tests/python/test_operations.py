@@ -298,12 +298,6 @@ def test_phases_and_progress_marks(run_traced):
     assert marks[1].start - marks[0].start >= 10 * MS
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: one rlscope.operation object in concurrent `async with` blocks keeps one range "
-    "id: the second __aenter__ overwrites the first's, the first __aexit__ ends the second range "
-    "and the first range stays open until the process ends (args unterminated)",
-)
 def test_one_operation_object_in_concurrent_async_with(run_traced):
     r = run_traced(
         """

@@ -67,12 +67,6 @@ def test_fork_child_is_its_own_process(run_traced):
     # (The child's phase and the source of its operations: test_fork_child_keeps_its_domains.)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="bug: NVTX domains created before fork are unknown in the fork child's part: the "
-    "child's phase becomes an unterminated NVTX operation (source 1) instead of a phase, and its "
-    "rlscope operations get source 1 and nest under that bogus operation",
-)
 def test_fork_child_keeps_its_domains(run_traced):
     r = run_traced(
         """

@@ -18,8 +18,10 @@ time the program spends in Python, in its ML backend and in its simulator (track
 change to the program; see docs/python.md). Run any other way, every call returns at once.
 """
 
+import contextlib
 import functools
 import inspect
+import threading
 
 try:
     from . import _rlscope
@@ -34,7 +36,7 @@ __all__ = ["operation", "set_phase", "report_progress", "enabled"]
 
 def enabled():
     """True when this process records into an rlscope trace (it runs under rlscope-prof)."""
-    return _rlscope is not None and _rlscope.tracking_available()
+    return _rlscope is not None and _rlscope.recording()
 
 
 if _rlscope is not None:
@@ -58,9 +60,9 @@ else:
             return False
 
         def _start(self):
-            pass
+            return 0
 
-        def _end(self):
+        def _end(self, range_id):
             pass
 
     def set_phase(name):
@@ -84,15 +86,45 @@ class operation(_Operation):
     __slots__ = ()
 
     async def __aenter__(self):
-        self._start()
+        _async_ranges.setdefault(_async_key(self), []).append(self._start())
         return self
 
     async def __aexit__(self, *exc):
-        self._end()
+        key = _async_key(self)
+        ranges = _async_ranges[key]
+        self._end(ranges.pop())
+        if not ranges:
+            del _async_ranges[key]
         return False
 
     def __call__(self, fn):
         return _decorate(self.name, fn)
+
+
+# The ranges `async with` opened, per (operation object, task): one object may be in the blocks
+# of several tasks at once.
+_async_ranges = {}
+
+
+def _async_key(op):
+    try:
+        import asyncio
+
+        task = asyncio.current_task()
+    except RuntimeError:  # no running loop (another async framework): the thread decides
+        task = None
+    return (id(op), id(task) if task is not None else threading.get_ident())
+
+
+@contextlib.contextmanager
+def _start_end_range(name):
+    """The operation as an NVTX start/end range: it may span code other code interleaves with."""
+    op = operation(name)
+    range_id = op._start()
+    try:
+        yield
+    finally:
+        op._end(range_id)
 
 
 def _decorate(name, fn):
@@ -100,37 +132,25 @@ def _decorate(name, fn):
 
         @functools.wraps(fn)
         async def coroutine(*args, **kwargs):
-            op = operation(name)
-            op._start()
-            try:
+            with _start_end_range(name):
                 return await fn(*args, **kwargs)
-            finally:
-                op._end()
 
         return coroutine
     if inspect.isasyncgenfunction(fn):
 
         @functools.wraps(fn)
         async def async_generator(*args, **kwargs):
-            op = operation(name)
-            op._start()
-            try:
+            with _start_end_range(name):
                 async for item in fn(*args, **kwargs):
                     yield item
-            finally:
-                op._end()
 
         return async_generator
     if inspect.isgeneratorfunction(fn):
 
         @functools.wraps(fn)
         def generator(*args, **kwargs):
-            op = operation(name)
-            op._start()
-            try:
+            with _start_end_range(name):
                 return (yield from fn(*args, **kwargs))
-            finally:
-                op._end()
 
         return generator
 

@@ -8,8 +8,6 @@ namespace {
 
 thread_local ThreadTracking t_thread;
 std::uint64_t g_transitions = 0;
-std::unordered_map<std::uint64_t, std::string> g_names;  // handle -> qualified name
-std::unordered_map<std::uint64_t, std::uint64_t> g_renamed;
 
 }  // namespace
 
@@ -35,35 +33,19 @@ void leave(ThreadTracking& t) {
   ++g_transitions;
 }
 
-std::uint64_t registerName(std::string qualified) {
-  std::uint64_t h = collectorLink().registerName(qualified.data(), qualified.size());
-  g_names.emplace(h, std::move(qualified));
-  return h;
+std::uint64_t registerName(const std::string& qualified) {
+  return collectorLink().registerName(qualified.data(), qualified.size());
 }
 
 std::uint64_t transitions() {
   return g_transitions;
 }
 
-const std::unordered_map<std::uint64_t, std::uint64_t>& restartAfterFork() {
-  g_renamed.clear();
-  g_renamed[0] = 0;
-  std::unordered_map<std::uint64_t, std::string> names;
-  for (auto& [handle, name] : g_names) {
-    std::uint64_t h = collectorLink().registerName(name.data(), name.size());
-    g_renamed[handle] = h;
-    names.emplace(h, std::move(name));
-  }
-  g_names = std::move(names);
+void restartAfterFork() {
   ThreadTracking& t = t_thread;
-  if (t.started) {
-    collectorLink().push(RLSCOPE_CATEGORY_PYTHON, 0);
-    for (Open& o : t.stack) {
-      o.name = g_renamed[o.name];
-      collectorLink().push(o.category, o.name);
-    }
-  }
-  return g_renamed;
+  if (!t.started) return;
+  collectorLink().push(RLSCOPE_CATEGORY_PYTHON, 0);
+  for (const Open& o : t.stack) collectorLink().push(o.category, o.name);
 }
 
 }  // namespace rlscope::python

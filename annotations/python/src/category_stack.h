@@ -6,7 +6,6 @@
 
 #include <cstdint>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 namespace rlscope::python {
@@ -32,14 +31,13 @@ void enter(ThreadTracking& t, Open open);
 void leave(ThreadTracking& t);
 
 // A collector name handle for a native function's qualified name.
-std::uint64_t registerName(std::string qualified);
+std::uint64_t registerName(const std::string& qualified);
 
 // Pushes and pops recorded by this process so far.
 std::uint64_t transitions();
 
-// In a fork child: the names registered in the parent are in the parent's part only. Registers
-// them again and returns old handle -> new handle; the calling thread's open entries are
-// recorded again in the child's part (renamed).
-const std::unordered_map<std::uint64_t, std::uint64_t>& restartAfterFork();
+// In a fork child, whose part starts empty: the calling thread's open entries are recorded
+// again (the collector gives the child the names registered before the fork).
+void restartAfterFork();
 
 }  // namespace rlscope::python

@@ -7,6 +7,8 @@ namespace rlscope::python {
 const CollectorLink& collectorLink() {
   static const CollectorLink link = [] {
     CollectorLink l;
+    l.recording =
+        reinterpret_cast<rlscope_recording_fn>(::dlsym(RTLD_DEFAULT, RLSCOPE_RECORDING_SYMBOL));
     l.tracking = reinterpret_cast<rlscope_category_tracking_fn>(
         ::dlsym(RTLD_DEFAULT, RLSCOPE_CATEGORY_TRACKING_SYMBOL));
     l.registerName = reinterpret_cast<rlscope_register_name_fn>(

@@ -7,12 +7,13 @@
 namespace rlscope::python {
 
 struct CollectorLink {
+  rlscope_recording_fn recording = nullptr;
   rlscope_category_tracking_fn tracking = nullptr;
   rlscope_register_name_fn registerName = nullptr;
   rlscope_category_push_fn push = nullptr;
   rlscope_category_pop_fn pop = nullptr;
 
-  bool complete() const { return tracking && registerName && push && pop; }
+  bool complete() const { return recording && tracking && registerName && push && pop; }
 };
 
 // The functions, or all null when the collector is not in the process.

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 
+#include "collector_link.h"
 #include "native_hooks.h"
 #include "rlscope/rlscope.h"
 #include "transitions.h"
@@ -19,8 +20,6 @@ namespace {
 struct OperationObject {
   PyObject_HEAD PyObject* name;  // str
   const char* utf8;              // owned by `name`
-  std::uint64_t rangeId;         // of a start/end operation (async with, generators)
-  int started;
 };
 
 int operationInit(PyObject* self, PyObject* args, PyObject* kwargs) {
@@ -55,18 +54,18 @@ PyObject* operationExit(PyObject*, PyObject* const*, Py_ssize_t) {
   Py_RETURN_FALSE;  // exceptions go on
 }
 
-// The start/end form: for code that other code interleaves with on the thread.
+// The start/end form, for code that other code interleaves with on the thread (async with,
+// generators, coroutines): _start() returns the range's id, which _end(id) closes. The object
+// keeps no state, so one object may be in several such blocks at once.
 PyObject* operationStart(PyObject* self, PyObject*) {
-  auto* op = reinterpret_cast<OperationObject*>(self);
-  op->rangeId = rlscope_operation_start(op->utf8);
-  op->started = 1;
-  Py_RETURN_NONE;
+  return PyLong_FromUnsignedLongLong(
+      rlscope_operation_start(reinterpret_cast<OperationObject*>(self)->utf8));
 }
 
-PyObject* operationEnd(PyObject* self, PyObject*) {
-  auto* op = reinterpret_cast<OperationObject*>(self);
-  if (op->started) rlscope_operation_end(op->rangeId);
-  op->started = 0;
+PyObject* operationEnd(PyObject*, PyObject* id) {
+  unsigned long long range = PyLong_AsUnsignedLongLong(id);
+  if (range == static_cast<unsigned long long>(-1) && PyErr_Occurred()) return nullptr;
+  rlscope_operation_end(range);
   Py_RETURN_NONE;
 }
 
@@ -86,8 +85,8 @@ PyMethodDef kOperationMethods[] = {
     {"__enter__", operationEnter, METH_NOARGS, "Opens the operation on this thread."},
     {"__exit__", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(operationExit)),
      METH_FASTCALL, "Closes the thread's innermost operation."},
-    {"_start", operationStart, METH_NOARGS, "Opens the operation as a start/end range."},
-    {"_end", operationEnd, METH_NOARGS, "Ends what _start opened."},
+    {"_start", operationStart, METH_NOARGS, "Opens the operation as a start/end range: its id."},
+    {"_end", operationEnd, METH_O, "Ends the range of the id _start returned."},
     {nullptr, nullptr, 0, nullptr},
 };
 
@@ -176,6 +175,11 @@ PyObject* trackingAvailablePy(PyObject*, PyObject*) {
   return PyBool_FromLong(trackingAvailable());
 }
 
+PyObject* recordingPy(PyObject*, PyObject*) {
+  const CollectorLink& l = collectorLink();
+  return PyBool_FromLong(l.complete() && l.recording() != 0);
+}
+
 template <class F>
 PyCFunction fastcall(F f) {
   return reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(f));
@@ -186,6 +190,8 @@ PyMethodDef kModuleMethods[] = {
      "set_phase(name): the process enters phase `name` (None: no phase)."},
     {"report_progress", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(reportProgress)),
      METH_VARARGS | METH_KEYWORDS, "report_progress(step, total=None): marks how far the run is."},
+    {"recording", recordingPy, METH_NOARGS,
+     "Whether this process records into an rlscope trace (it runs under rlscope-prof)."},
     {"tracking_available", trackingAvailablePy, METH_NOARGS,
      "Whether rlscope-prof asked this process to record Python categories."},
     {"start_tracking", fastcall(startTracking), METH_FASTCALL,

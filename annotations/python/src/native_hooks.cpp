@@ -1,8 +1,10 @@
 #include "native_hooks.h"
 
 #include <cstddef>
+#include <cstdint>
 #include <map>
 #include <string>
+#include <unordered_map>
 #include <utility>
 
 #include "category_stack.h"
@@ -211,11 +213,6 @@ PyObject* instrumentModule(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
       hooked += hookCallable(value, module, utf8Of(key), static_cast<std::uint32_t>(category));
   }
   return PyLong_FromLong(hooked);
-}
-
-void renameHookedNames(const std::unordered_map<std::uint64_t, std::uint64_t>& renamed) {
-  for (auto& [obj, h] : g_callables) h.name = renamed.at(h.name);
-  for (auto& [key, h] : g_slots) h.name = renamed.at(h.name);
 }
 
 }  // namespace rlscope::python

@@ -8,16 +8,10 @@
 
 #include <Python.h>
 
-#include <cstdint>
-#include <unordered_map>
-
 namespace rlscope::python {
 
 // _instrument(module, category) -> int: hooks the module's native callables and its static
 // types' operators; returns how many entry points were hooked.
 PyObject* instrumentModule(PyObject* self, PyObject* const* args, Py_ssize_t nargs);
-
-// After a fork: the hooks' name handles, renamed (category_stack.h, restartAfterFork).
-void renameHookedNames(const std::unordered_map<std::uint64_t, std::uint64_t>& renamed);
 
 }  // namespace rlscope::python

@@ -10,7 +10,6 @@
 
 #include "category_stack.h"
 #include "collector_link.h"
-#include "native_hooks.h"
 
 namespace rlscope::python {
 
@@ -124,7 +123,7 @@ Classification classify(PyObject* callable) {
       for (const auto& m : g_tracker.backend)
         if (within(module, m)) c.category = RLSCOPE_CATEGORY_BACKEND;
   }
-  if (c.category != kUntracked) c.name = registerName(std::move(qualified));
+  if (c.category != kUntracked) c.name = registerName(qualified);
   return c;
 }
 
@@ -214,9 +213,7 @@ PyObject* threadBootstrap(PyObject*, PyObject* const*, Py_ssize_t) {
 
 PyObject* afterForkInChild(PyObject*, PyObject*) {
   if (!g_tracker.running) Py_RETURN_NONE;
-  const auto& renamed = restartAfterFork();
-  for (auto& [definition, c] : g_tracker.byDefinition) c.name = renamed.at(c.name);
-  renameHookedNames(renamed);
+  restartAfterFork();
   Py_RETURN_NONE;
 }
 

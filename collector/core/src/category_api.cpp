@@ -14,17 +14,20 @@ std::atomic<std::uint64_t> g_nextName{1};
 using namespace rlscope;
 using namespace rlscope::collector;
 
+extern "C" RLSCOPE_COLLECTOR_API int rlscope_collector_recording(void) {
+  return active() ? 1 : 0;
+}
+
 extern "C" RLSCOPE_COLLECTOR_API int rlscope_collector_category_tracking(void) {
   return active() && (features() & part::kFeaturePython) ? 1 : 0;
 }
 
 extern "C" RLSCOPE_COLLECTOR_API std::uint64_t rlscope_collector_register_name(const char* name,
                                                                                size_t size) {
-  ThreadBuffer* b = threadBuffer();
-  if (!b) return 0;
+  if (!active()) return 0;
   std::uint64_t handle = g_nextName.fetch_add(1, std::memory_order_relaxed);
-  record(b, part::RecordType::kCategoryName, part::NvtxHandleName{0, handle},
-         {std::string_view(name, size)});
+  recordName(part::RecordType::kCategoryName, part::NvtxHandleName{0, handle},
+             {std::string_view(name, size)});
   return handle;
 }
 

@@ -149,6 +149,11 @@ class Collector {
     return b;
   }
 
+  void rememberName(const std::byte* data, std::size_t size) {
+    std::lock_guard lock(processMutex_);
+    names_.insert(names_.end(), data, data + size);
+  }
+
   void appendProcess(const std::byte* data, std::size_t size) {
     std::lock_guard lock(processMutex_);
     processPending_.insert(processPending_.end(), data, data + size);
@@ -200,9 +205,7 @@ class Collector {
   // --- exec (exec_hooks.cpp) ---
   // The part ends before the image is replaced; the new image's collector starts the next part
   // of the same process. False when there was nothing to finish.
-  bool finishForExec() {
-    return finish(part::EndReason::kExec, 0);
-  }
+  bool finishForExec() { return finish(part::EndReason::kExec, 0); }
   // The exec failed and this image goes on: a new part continues the process.
   void resumeAfterFailedExec() {
     if (auto err = start(config_, 0); !err.empty())
@@ -254,6 +257,8 @@ class Collector {
       return;
     }
     attach();  // the forking thread is the child's main thread
+    std::lock_guard lock(processMutex_);
+    processPending_.insert(processPending_.end(), names_.begin(), names_.end());
   }
 
   static void threadExited(void* p) {
@@ -361,6 +366,7 @@ class Collector {
   std::vector<ThreadBuffer*> buffers_;
   std::mutex processMutex_;
   std::vector<std::byte> processPending_;
+  std::vector<std::byte> names_;  // naming records so far, for fork children (rememberName)
   PartFile file_;
   std::thread* writer_ = nullptr;
   std::vector<ThreadBuffer*> inheritedBuffers_;  // a fork child's copies of the parent's state
@@ -424,6 +430,10 @@ void appendProcessRecords(const std::byte* data, std::size_t size) {
 bool finishForExec() {
   return g_collector && g_collector->pid() == static_cast<std::uint32_t>(::getpid()) &&
          g_collector->finishForExec();
+}
+
+void rememberName(const std::byte* data, std::size_t size) {
+  if (g_collector) g_collector->rememberName(data, size);
 }
 
 void deliverSignal(int sig) {

@@ -2,7 +2,9 @@
 // thread's buffer.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "clock.h"
 #include "rlscope/collector/collector.h"
@@ -46,6 +48,22 @@ void rememberInjectionEnvironment();
 void standInForDefaultSignalActions();
 void deliverSignal(int sig);
 void restoreDefaultAction(int sig);
+
+// Keeps a naming record (NVTX domain, registered string, category name, Python function name)
+// for the parts of fork children: they refer to what they inherited by the parent's handles.
+void rememberName(const std::byte* data, std::size_t size);
+
+// A naming record: into the calling thread's buffer, and remembered for fork children.
+template <class P>
+inline void recordName(part::RecordType type, const P& payload,
+                       std::initializer_list<std::string_view> strings) {
+  ThreadBuffer* b = threadBuffer();
+  if (!b) return;
+  record(b, type, payload, strings);
+  std::vector<std::byte> bytes(part::encodedSize<P>(strings));
+  part::encodeRecord(bytes.data(), type, payload, strings);
+  rememberName(bytes.data(), bytes.size());
+}
 
 // The CUDA hooks, or nullptr.
 const CudaHooks* cudaHooks();

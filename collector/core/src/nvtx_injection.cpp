@@ -212,8 +212,7 @@ void NVTX_API domainMarkEx(nvtxDomainHandle_t d, const nvtxEventAttributes_t* a)
 
 void handleName(RecordType type, std::uint64_t domain, std::uint64_t handle,
                 std::string_view name) {
-  ThreadBuffer* b = threadBuffer();
-  if (b) record(b, type, part::NvtxHandleName{domain, handle}, {name});
+  recordName(type, part::NvtxHandleName{domain, handle}, {name});
 }
 
 void NVTX_API nameCategoryA(uint32_t category, const char* name) {

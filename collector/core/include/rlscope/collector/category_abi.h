@@ -19,6 +19,8 @@ enum {
   RLSCOPE_CATEGORY_SIMULATOR = 3,
 };
 
+/* Non-zero when the collector records in this process (it runs under rlscope-prof). */
+typedef int (*rlscope_recording_fn)(void);
 /* Non-zero when the collector records in this process and the run asked for Python tracking
  * (rlscope-prof without --no-python). */
 typedef int (*rlscope_category_tracking_fn)(void);
@@ -29,6 +31,7 @@ typedef uint64_t (*rlscope_register_name_fn)(const char* name, size_t size);
 typedef void (*rlscope_category_push_fn)(uint32_t category, uint64_t name);
 typedef void (*rlscope_category_pop_fn)(void);
 
+#define RLSCOPE_RECORDING_SYMBOL "rlscope_collector_recording"
 #define RLSCOPE_CATEGORY_TRACKING_SYMBOL "rlscope_collector_category_tracking"
 #define RLSCOPE_REGISTER_NAME_SYMBOL "rlscope_collector_register_name"
 #define RLSCOPE_CATEGORY_PUSH_SYMBOL "rlscope_collector_category_push"
