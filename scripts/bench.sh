@@ -80,5 +80,16 @@ awk '
   END { flush() }
 ' "$out"/bench_*.json
 
+# The Python package's costs (bench/python/bench_python.py): operation enter+exit, cost per
+# transition, the Python sample's slowdown. Real runs under rlscope-prof, not Google Benchmark.
+python=.venv/bin/python3
+if [[ -d "$dir/python/rlscope" && -x "$python" ]] && "$python" -c "import numpy" 2>/dev/null; then
+  step "Python: operations, transition tracking, the PPO sample's slowdown"
+  cmake --build "$dir" --target rlscope-prof -j "$build_jobs"
+  "$python" bench/python/bench_python.py --build "$dir" | tee "$out/python.txt"
+else
+  echo "bench.sh: Python figures skipped (no .venv with numpy, or the package was not built)"
+fi
+
 echo
 echo "bench.sh: ${#programs[@]} program(s) in $(elapsed "$start") s; JSON in $out/"
