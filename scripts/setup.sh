@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages rlscope builds and tests with, and the Python environment .venv/
-# (numpy and pytest for the Python package's tests and sample; gymnasium[mujoco] for the sample's
-# Hopper environment, when PyPI can be reached). Idempotent: installs only what is missing, and
+# (numpy, pytest and nvtx for the Python package's tests and sample; gymnasium[mujoco] for the
+# sample's Hopper environment, when PyPI can be reached). Idempotent: installs only what is missing, and
 # does nothing (no apt-get update, no pip) when everything is already there.
 set -euo pipefail
 
@@ -27,14 +27,14 @@ setup_python() {
   local root venv
   root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
   venv="$root/.venv"
-  if [ -x "$venv/bin/python3" ] && "$venv/bin/python3" -c "import numpy, pytest" 2>/dev/null; then
+  if [ -x "$venv/bin/python3" ] && "$venv/bin/python3" -c "import numpy, pytest, nvtx" 2>/dev/null; then
     echo "setup: Python environment .venv present"
     return 0
   fi
-  echo "setup: creating the Python environment .venv (numpy, pytest)"
+  echo "setup: creating the Python environment .venv (numpy, pytest, nvtx)"
   python3 -m venv "$venv" || { echo "setup: warning: python3 -m venv failed; Python tests will be skipped" >&2; return 0; }
-  "$venv/bin/python3" -m pip install -q --disable-pip-version-check numpy pytest ||
-    echo "setup: warning: pip could not install numpy and pytest; Python tests will be skipped" >&2
+  "$venv/bin/python3" -m pip install -q --disable-pip-version-check numpy pytest nvtx ||
+    echo "setup: warning: pip could not install numpy, pytest and nvtx; Python tests will be skipped" >&2
   # The Python sample's MuJoCo Hopper environment; the sample falls back to its numpy one.
   "$venv/bin/python3" -m pip install -q --disable-pip-version-check "gymnasium[mujoco]" ||
     echo "setup: note: gymnasium[mujoco] not installed; the Python sample uses its numpy environment" >&2

@@ -318,3 +318,23 @@ def test_one_operation_object_in_concurrent_async_with(run_traced):
     assert first.args is None and second.args is None
     assert 20 * MS <= first.end - first.start < 50 * MS
     assert second.end - second.start >= 60 * MS
+
+
+def test_nvtx_ranges_of_other_libraries_are_operations(run_traced):
+    """The `nvtx` package (as torch.cuda.nvtx) calls NVTX's C API, which the collector records."""
+    pytest.importorskip("nvtx", reason="the nvtx package is not installed (scripts/setup.sh)")
+    r = run_traced(
+        """
+        import time, nvtx, rlscope
+        with rlscope.operation("ours"):
+            with nvtx.annotate("theirs", domain="mylib"):
+                time.sleep(0.02)
+        nvtx.push_range("pushed")
+        nvtx.pop_range()
+        """
+    )
+    t = r.trace
+    ours, theirs, pushed = t.operation("ours"), t.operation("theirs"), t.operation("pushed")
+    assert (ours.source, theirs.source, pushed.source) == (0, 1, 1)
+    assert theirs.parent == ours.id and theirs.depth == 1
+    assert theirs.end - theirs.start >= 20 * MS
