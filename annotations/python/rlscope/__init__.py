@@ -40,12 +40,15 @@ def enabled():
 
 
 if _rlscope is not None:
-    _Operation = _rlscope.Operation
+    operation = _rlscope.operation
     set_phase = _rlscope.set_phase
     report_progress = _rlscope.report_progress
 else:
 
-    class _Operation:
+    class operation:
+        """An operation of the program, as a context manager or a decorator (a no-op here: the
+        rlscope extension could not be imported)."""
+
         __slots__ = ("name",)
 
         def __init__(self, name):
@@ -58,6 +61,15 @@ else:
 
         def __exit__(self, *exc):
             return False
+
+        async def __aenter__(self):
+            return await _aenter(self)
+
+        async def __aexit__(self, *exc):
+            return await _aexit(self, *exc)
+
+        def __call__(self, fn):
+            return _decorate(self.name, fn)
 
         def _start(self):
             return 0
@@ -74,36 +86,23 @@ else:
         """Marks how far the run is: ``step`` of ``total``."""
 
 
-class operation(_Operation):
-    """An operation of the program, as a context manager or a decorator.
-
-    ``with rlscope.operation("simulation"):`` opens the operation on the current thread and
-    closes it at the end of the block, exceptions included; operations nest. ``async with`` and
-    decorated coroutines, generators and async generators work too: their operation spans the
-    whole run of the coroutine or generator, whatever other code runs in between.
-    """
-
-    __slots__ = ()
-
-    async def __aenter__(self):
-        _async_ranges.setdefault(_async_key(self), []).append(self._start())
-        return self
-
-    async def __aexit__(self, *exc):
-        key = _async_key(self)
-        ranges = _async_ranges[key]
-        self._end(ranges.pop())
-        if not ranges:
-            del _async_ranges[key]
-        return False
-
-    def __call__(self, fn):
-        return _decorate(self.name, fn)
-
-
 # The ranges `async with` opened, per (operation object, task): one object may be in the blocks
 # of several tasks at once.
 _async_ranges = {}
+
+
+async def _aenter(op):
+    _async_ranges.setdefault(_async_key(op), []).append(op._start())
+    return op
+
+
+async def _aexit(op, *exc):
+    key = _async_key(op)
+    ranges = _async_ranges[key]
+    op._end(ranges.pop())
+    if not ranges:
+        del _async_ranges[key]
+    return False
 
 
 def _async_key(op):
@@ -160,3 +159,7 @@ def _decorate(name, fn):
             return fn(*args, **kwargs)
 
     return function
+
+
+if _rlscope is not None:
+    _rlscope._bind(_aenter, _aexit, _decorate)

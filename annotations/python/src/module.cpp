@@ -22,19 +22,79 @@ struct OperationObject {
   const char* utf8;              // owned by `name`
 };
 
-int operationInit(PyObject* self, PyObject* args, PyObject* kwargs) {
-  auto* op = reinterpret_cast<OperationObject*>(self);
+// The package's Python helpers for what is easier written in Python (rlscope/__init__.py binds
+// them at import): async with, and decorating functions, generators and coroutines.
+struct Helpers {
+  PyObject* aenter = nullptr;    // async def (op) -> op
+  PyObject* aexit = nullptr;     // async def (op, *exc) -> False
+  PyObject* decorate = nullptr;  // (name, fn) -> wrapper
+};
+Helpers g_helpers;
+
+// rlscope.operation(name): construction through vectorcall, the cheapest path CPython has for
+// `with rlscope.operation("x"):` in a loop.
+PyObject* operationNew(PyObject* type, PyObject* const* args, std::size_t nargsf,
+                       PyObject* kwnames) {
+  Py_ssize_t n = PyVectorcall_NARGS(nargsf);
+  Py_ssize_t keywords = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
   PyObject* name = nullptr;
-  static const char* keywords[] = {"name", nullptr};
-  if (!PyArg_ParseTupleAndKeywords(args, kwargs, "U:operation", const_cast<char**>(keywords),
-                                   &name))
-    return -1;
+  if (n == 1 && keywords == 0) {
+    name = args[0];
+  } else if (n == 0 && keywords == 1 &&
+             PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, 0), "name") == 0) {
+    name = args[0];
+  } else {
+    PyErr_SetString(PyExc_TypeError, "operation(name): one argument, the operation's name");
+    return nullptr;
+  }
+  if (!PyUnicode_Check(name)) {
+    PyErr_Format(PyExc_TypeError, "operation name must be a str, not %.100s",
+                 Py_TYPE(name)->tp_name);
+    return nullptr;
+  }
   const char* utf8 = PyUnicode_AsUTF8(name);
-  if (!utf8) return -1;
+  if (!utf8) return nullptr;
+  auto* tp = reinterpret_cast<PyTypeObject*>(type);
+  PyObject* self = tp->tp_alloc(tp, 0);
+  if (!self) return nullptr;
+  auto* op = reinterpret_cast<OperationObject*>(self);
   Py_INCREF(name);
-  Py_XSETREF(op->name, name);
+  op->name = name;
   op->utf8 = utf8;
-  return 0;
+  return self;
+}
+
+PyObject* operationNewFromTuple(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
+  return PyVectorcall_Call(reinterpret_cast<PyObject*>(type), args, kwargs);
+}
+
+PyObject* callHelper(PyObject* helper, const char* what, PyObject* const* args, std::size_t n) {
+  if (!helper) {
+    PyErr_Format(PyExc_RuntimeError, "rlscope: %s needs the rlscope package", what);
+    return nullptr;
+  }
+  return PyObject_Vectorcall(helper, args, n, nullptr);
+}
+
+PyObject* operationAenter(PyObject* self, PyObject*) {
+  return callHelper(g_helpers.aenter, "async with", &self, 1);
+}
+
+PyObject* operationAexit(PyObject* self, PyObject* const* args, Py_ssize_t nargs) {
+  PyObject* all[4] = {self, Py_None, Py_None, Py_None};
+  for (Py_ssize_t i = 0; i < nargs && i < 3; ++i) all[i + 1] = args[i];
+  return callHelper(g_helpers.aexit, "async with", all, 4);
+}
+
+// op(fn): the operation as a decorator.
+PyObject* operationCall(PyObject* self, PyObject* args, PyObject* kwargs) {
+  PyObject* fn = nullptr;
+  if ((kwargs && PyDict_GET_SIZE(kwargs)) || !PyArg_UnpackTuple(args, "operation", 1, 1, &fn)) {
+    if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "an operation decorates one function");
+    return nullptr;
+  }
+  PyObject* call[2] = {reinterpret_cast<OperationObject*>(self)->name, fn};
+  return callHelper(g_helpers.decorate, "decorating", call, 2);
 }
 
 void operationDealloc(PyObject* self) {
@@ -85,6 +145,9 @@ PyMethodDef kOperationMethods[] = {
     {"__enter__", operationEnter, METH_NOARGS, "Opens the operation on this thread."},
     {"__exit__", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(operationExit)),
      METH_FASTCALL, "Closes the thread's innermost operation."},
+    {"__aenter__", operationAenter, METH_NOARGS, "async with: opens a start/end range."},
+    {"__aexit__", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(operationAexit)),
+     METH_FASTCALL, "async with: ends the range __aenter__ opened for this task."},
     {"_start", operationStart, METH_NOARGS, "Opens the operation as a start/end range: its id."},
     {"_end", operationEnd, METH_O, "Ends the range of the id _start returned."},
     {nullptr, nullptr, 0, nullptr},
@@ -97,18 +160,38 @@ PyGetSetDef kOperationGetSet[] = {
 
 PyTypeObject g_operationType = [] {
   PyTypeObject t{PyVarObject_HEAD_INIT(nullptr, 0)};
-  t.tp_name = "rlscope._rlscope.Operation";
+  t.tp_name = "rlscope.operation";
   t.tp_basicsize = sizeof(OperationObject);
   t.tp_dealloc = operationDealloc;
   t.tp_repr = operationRepr;
-  t.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE;
-  t.tp_doc = PyDoc_STR("An operation of the program: a context manager (see rlscope.operation).");
+  t.tp_flags = Py_TPFLAGS_DEFAULT;
+  t.tp_doc = PyDoc_STR(
+      "operation(name): an operation of the program, as a context manager or a decorator.\n\n"
+      "`with rlscope.operation(\"simulation\"):` opens the operation on the current thread and\n"
+      "closes it at the end of the block, exceptions included; operations nest. `async with`\n"
+      "and decorated coroutines, generators and async generators work too: their operation\n"
+      "spans the whole run of the coroutine or generator, whatever runs in between.");
   t.tp_methods = kOperationMethods;
   t.tp_getset = kOperationGetSet;
-  t.tp_init = operationInit;
-  t.tp_new = PyType_GenericNew;
+  t.tp_call = operationCall;
+  t.tp_new = operationNewFromTuple;
+  t.tp_vectorcall = operationNew;
   return t;
 }();
+
+// _bind(aenter, aexit, decorate): the package's helpers (see Helpers).
+PyObject* bindHelpers(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs != 3) {
+    PyErr_SetString(PyExc_TypeError, "_bind(aenter, aexit, decorate)");
+    return nullptr;
+  }
+  PyObject** slots[3] = {&g_helpers.aenter, &g_helpers.aexit, &g_helpers.decorate};
+  for (int i = 0; i < 3; ++i) {
+    Py_INCREF(args[i]);
+    Py_XSETREF(*slots[i], args[i]);
+  }
+  Py_RETURN_NONE;
+}
 
 // --- phases and progress -------------------------------------------------------------------
 
@@ -199,6 +282,8 @@ PyMethodDef kModuleMethods[] = {
     {"_thread_bootstrap", fastcall(threadBootstrap), METH_FASTCALL,
      "threading.setprofile hook that starts tracking in a new thread."},
     {"_after_fork_child", afterForkChild, METH_NOARGS, "os.register_at_fork after_in_child hook."},
+    {"_bind", fastcall(bindHelpers), METH_FASTCALL,
+     "_bind(aenter, aexit, decorate): the package's Python helpers."},
     {"_instrument", fastcall(instrumentModule), METH_FASTCALL,
      "_instrument(module, category) -> int: hooks native callables and operators."},
     {"transitions", transitionCount, METH_NOARGS,
@@ -228,7 +313,7 @@ PyMODINIT_FUNC PyInit__rlscope() {
   PyObject* m = PyModule_Create(&g_module);
   if (!m) return nullptr;
   Py_INCREF(&g_operationType);
-  if (PyModule_AddObject(m, "Operation", reinterpret_cast<PyObject*>(&g_operationType)) < 0) {
+  if (PyModule_AddObject(m, "operation", reinterpret_cast<PyObject*>(&g_operationType)) < 0) {
     Py_DECREF(&g_operationType);
     Py_DECREF(m);
     return nullptr;
