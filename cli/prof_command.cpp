@@ -25,9 +25,10 @@ namespace fs = std::filesystem;
 
 const char* const kProfDescription =
     "Run COMMAND under the rlscope collector and write one trace (SQLite) of everything it\n"
-    "and its child processes did: NVTX and rlscope operations, CUDA API calls, GPU kernels,\n"
-    "memcpys and memsets (when a GPU is usable), processes and threads. Exits with COMMAND's\n"
-    "exit status (128+N when it was killed by signal N).\n\n"
+    "and its child processes did: NVTX and rlscope operations, Python / Backend / Simulator\n"
+    "time of Python processes, CUDA API calls, GPU kernels, memcpys and memsets (when a GPU is\n"
+    "usable), processes and threads. Exits with COMMAND's exit status (128+N when it was\n"
+    "killed by signal N).\n\n"
     "  rlscope-prof -- ./train --steps 1000\n"
     "  rlscope-prof -o run.sqlite -- python train.py\n";
 
