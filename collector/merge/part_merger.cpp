@@ -136,7 +136,9 @@ struct OpenRange {
   std::uint64_t stringHandle = 0;
   std::uint32_t category = 0;
   std::optional<std::int64_t> color;
-  std::uint32_t pushIndex = 0;  // push/pop only
+  std::uint32_t pushIndex = 0;   // push/pop only
+  std::uint8_t payloadType = 0;  // nvtxPayloadType_t
+  std::uint64_t payload = 0;
 };
 
 // A CPU category open on a thread's category stack: what runs since `since` unless something
@@ -324,6 +326,10 @@ class Merger {
     o.domain = e.domain;
     o.category = e.category;
     if (e.hasColor) o.color = e.color;
+    if (e.payloadType <= static_cast<std::uint8_t>(trace::NvtxPayloadType::kFloat)) {
+      o.payloadType = e.payloadType;
+      o.payload = e.payload;
+    }
     if (e.stringHandle) {
       o.stringHandle = e.stringHandle;
       auto it = p.strings.find(e.stringHandle);
@@ -549,6 +555,8 @@ class Merger {
     n.color = o.color;
     n.globalTid = globalTid(p, o.tid);
     n.domainId = static_cast<std::int64_t>(o.domain);
+    n.payloadType = static_cast<trace::NvtxPayloadType>(o.payloadType);
+    n.payloadBits = o.payload;
     // Registered strings go to StringIds, as nsys stores them; plain messages stay inline.
     if (o.stringHandle)
       n.textId = w_.intern(o.text);

@@ -291,6 +291,8 @@ def test_phases_and_progress_marks(run_traced):
 
     marks = t.marks()
     assert [m.text for m in marks] == ["progress/3"] * 3 + ["progress"]
+    steps = t.query("SELECT uint64Value FROM NVTX_EVENTS WHERE eventType = 34 ORDER BY start")
+    assert [s for (s,) in steps] == [1, 2, 3, 7]  # the step is the mark's payload
     for m in marks:
         assert training.start <= m.start <= training.end
         assert (pid_of(m.tid), tid_of(m.tid)) == (r["pid"], r["tid"])

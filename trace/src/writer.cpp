@@ -1,6 +1,7 @@
 #include "rlscope/trace/writer.h"
 
 #include <chrono>
+#include <cstring>
 #include <ctime>
 #include <optional>
 #include <string>
@@ -236,7 +237,8 @@ struct TraceWriter::Impl {
                      "INSERT",
                      table::kNvtx,
                      {"start", "end", "eventType", "rangeId", "category", "color", "text",
-                      "globalTid", "endGlobalTid", "textId", "domainId"}};
+                      "globalTid", "endGlobalTid", "textId", "domainId", "uint64Value",
+                      "int64Value", "doubleValue", "uint32Value", "int32Value", "floatValue"}};
   BatchedInsert threadNames{
       db, worker, "INSERT", table::kThreadNames, {"nameId", "priority", "globalTid"}};
   BatchedInsert gpuInfo{db,
@@ -441,6 +443,41 @@ void TraceWriter::addSync(const SyncRecord& r) {
   impl_->endRow(ins);
 }
 
+namespace {
+
+// The payload into its column of the six that start at `first` (NVTX_EVENTS' order: uint64,
+// int64, double, uint32, int32, float). uint64 values above INT64_MAX keep their bits.
+void setNvtxPayload(BatchedInsert& ins, int first, NvtxPayloadType type, std::uint64_t bits) {
+  auto as = [&](auto value) {
+    std::memcpy(&value, &bits, sizeof value);
+    return value;
+  };
+  switch (type) {
+    case NvtxPayloadType::kUint64:
+      ins.set(first, static_cast<std::int64_t>(bits));
+      break;
+    case NvtxPayloadType::kInt64:
+      ins.set(first + 1, as(std::int64_t{}));
+      break;
+    case NvtxPayloadType::kDouble:
+      ins.set(first + 2, as(double{}));
+      break;
+    case NvtxPayloadType::kUint32:
+      ins.set(first + 3, std::int64_t{as(std::uint32_t{})});
+      break;
+    case NvtxPayloadType::kInt32:
+      ins.set(first + 4, std::int64_t{as(std::int32_t{})});
+      break;
+    case NvtxPayloadType::kFloat:
+      ins.set(first + 5, double{as(float{})});
+      break;
+    case NvtxPayloadType::kNone:
+      break;
+  }
+}
+
+}  // namespace
+
 void TraceWriter::addNvtx(const NvtxRecord& r) {
   auto& ins = impl_->nvtx;
   ins.set(0, r.start);
@@ -452,6 +489,7 @@ void TraceWriter::addNvtx(const NvtxRecord& r) {
   if (r.endGlobalTid) ins.set(8, r.endGlobalTid);
   if (r.textId) ins.set(9, r.textId);
   ins.set(10, r.domainId);
+  setNvtxPayload(ins, 11, r.payloadType, r.payloadBits);
   impl_->endRow(ins);
 }
 

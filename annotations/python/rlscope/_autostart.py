@@ -91,7 +91,10 @@ def start():
     simulator = _modules("RLSCOPE_SIMULATOR_MODULES", DEFAULT_SIMULATOR_MODULES)
     started = _rlscope.start_tracking(backend, simulator, list(WAITING_FUNCTIONS))
     if started:
-        threading.setprofile(_rlscope._thread_bootstrap)
+        # sys.monitoring (Python 3.12+) tracks every thread; a profile function needs each new
+        # thread bootstrapped (and setprofile would re-instrument all code at every thread start).
+        if getattr(_rlscope, "_tracker", "profile") == "profile":
+            threading.setprofile(_rlscope._thread_bootstrap)
         os.register_at_fork(after_in_child=_rlscope._after_fork_child)
         categories = {m.partition(".")[0]: BACKEND for m in backend}
         categories.update({m.partition(".")[0]: SIMULATOR for m in simulator})

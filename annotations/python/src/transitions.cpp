@@ -3,6 +3,8 @@
 #include <frameobject.h>
 
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -10,38 +12,35 @@
 
 #include "category_stack.h"
 #include "collector_link.h"
+#include "monitoring.h"
 
 namespace rlscope::python {
 
 namespace {
 
-constexpr std::uint32_t kUntracked = 0xff;  // a native call that stays in the caller's category
 constexpr std::uint32_t kWaiting = RLSCOPE_CATEGORY_WAITING;  // time.sleep, a lock: no CPU
-
-// What a native callable is, decided once per function definition.
-struct Classification {
-  std::uint32_t category = kUntracked;
-  std::uint64_t name = 0;  // collector name handle: "numpy.ndarray.dot"
-};
 
 // Everything below runs with the GIL held.
 struct Tracker {
   bool running = false;
   std::vector<std::string> backend, simulator;
   std::unordered_set<std::string> waiting;
+  bool monitoring = false;  // sys.monitoring (monitoring.cpp) rather than the profile function
   std::unordered_map<const void*, Classification> byDefinition;
 };
 
-Tracker g_tracker;
-
-// The PyMethodDef behind what a C_CALL event calls: stable for the function, whereas bound
-// builtin methods are new objects at every call.
-const void* definitionOf(PyObject* callable) {
-  if (PyCFunction_Check(callable)) return reinterpret_cast<PyCFunctionObject*>(callable)->m_ml;
-  if (Py_IS_TYPE(callable, &PyMethodDescr_Type))
-    return reinterpret_cast<PyMethodDescrObject*>(callable)->d_method;
-  return callable;
+// sys.monitoring on Python 3.12 and newer, unless RLSCOPE_PYTHON_TRACKER=profile forces the
+// profile function (to compare the two trackers).
+bool monitoringWanted() {
+#if PY_VERSION_HEX >= 0x030C0000
+  const char* forced = std::getenv("RLSCOPE_PYTHON_TRACKER");
+  return !(forced && std::strcmp(forced, "profile") == 0);
+#else
+  return false;
+#endif
 }
+
+Tracker g_tracker;
 
 std::string utf8(PyObject* s) {
   if (!s || !PyUnicode_Check(s)) return {};
@@ -100,6 +99,17 @@ void namesOf(PyObject* callable, std::string& module, std::string& qualified) {
     typeNames(d->d_common.d_type, module, type);
     qualified = module + "." + type + "." + function;
     return;
+  } else {
+    // Another native callable (a numpy ufunc, an array-function dispatcher): its type's module
+    // and its __name__, "numpy.tanh".
+    std::string type;
+    typeNames(Py_TYPE(callable), module, type);
+    PyObject* n = PyObject_GetAttrString(callable, "__name__");
+    if (!n) PyErr_Clear();
+    std::string name = utf8(n);
+    Py_XDECREF(n);
+    qualified = module + "." + (name.empty() ? type : name);
+    return;
   }
   qualified = module + "." + function;
 }
@@ -127,12 +137,37 @@ Classification classify(PyObject* callable) {
   return c;
 }
 
+}  // namespace
+
+const void* definitionOf(PyObject* callable) {
+  if (PyCFunction_Check(callable)) return reinterpret_cast<PyCFunctionObject*>(callable)->m_ml;
+  if (Py_IS_TYPE(callable, &PyMethodDescr_Type))
+    return reinterpret_cast<PyMethodDescrObject*>(callable)->d_method;
+  return callable;
+}
+
 const Classification& classificationOf(PyObject* callable, const void* definition) {
   auto it = g_tracker.byDefinition.find(definition);
   if (it == g_tracker.byDefinition.end())
     it = g_tracker.byDefinition.emplace(definition, classify(callable)).first;
   return it->second;
 }
+
+bool trackedModule(const std::string& module) {
+  for (const auto& m : g_tracker.simulator)
+    if (within(module, m)) return true;
+  for (const auto& m : g_tracker.backend)
+    if (within(module, m)) return true;
+  return false;
+}
+
+std::string typeModule(PyTypeObject* type) {
+  std::string module, name;
+  typeNames(type, module, name);
+  return module;
+}
+
+namespace {
 
 int profile(PyObject*, PyFrameObject* frame, int what, PyObject* arg) {
   ThreadTracking& t = currentThread();
@@ -186,7 +221,7 @@ bool trackingAvailable() {
   return l.complete() && l.tracking() != 0;
 }
 
-PyObject* startTracking(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+PyObject* startTracking(PyObject* module, PyObject* const* args, Py_ssize_t nargs) {
   if (nargs != 3) {
     PyErr_SetString(PyExc_TypeError,
                     "start_tracking(backend_modules, simulator_modules, waiting_functions)");
@@ -202,12 +237,23 @@ PyObject* startTracking(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   g_tracker.waiting = {waiting.begin(), waiting.end()};
   g_tracker.byDefinition.clear();
   g_tracker.running = true;
-  PyEval_SetProfile(profile, nullptr);
+  g_tracker.monitoring = false;
+  if (monitoringWanted()) {
+    int started = startMonitoring(module);
+    if (started < 0) return nullptr;
+    g_tracker.monitoring = started > 0;
+  }
+  if (!g_tracker.monitoring) PyEval_SetProfile(profile, nullptr);
+  // Which tracker runs, for _autostart (only the profile function needs threads bootstrapped).
+  if (PyModule_AddStringConstant(module, "_tracker",
+                                 g_tracker.monitoring ? "monitoring" : "profile") < 0)
+    return nullptr;
   Py_RETURN_TRUE;
 }
 
 PyObject* threadBootstrap(PyObject*, PyObject* const*, Py_ssize_t) {
-  if (g_tracker.running) PyEval_SetProfile(profile, nullptr);
+  // Under sys.monitoring every thread is tracked already: the bootstrap only removes itself.
+  if (g_tracker.running) PyEval_SetProfile(g_tracker.monitoring ? nullptr : profile, nullptr);
   Py_RETURN_NONE;
 }
 

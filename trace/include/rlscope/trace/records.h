@@ -227,6 +227,17 @@ struct SyncRecord {
 };
 
 // NVTX_EVENTS
+// nvtxPayloadType_t.
+enum class NvtxPayloadType : int {
+  kNone = 0,
+  kUint64 = 1,
+  kInt64 = 2,
+  kDouble = 3,
+  kUint32 = 4,
+  kInt32 = 5,
+  kFloat = 6,
+};
+
 struct NvtxRecord {
   TimeNs start = 0;
   std::optional<TimeNs> end;  // none for marks and domain rows
@@ -239,6 +250,10 @@ struct NvtxRecord {
   std::int64_t endGlobalTid = 0;  // start/end ranges may end on another thread; 0 = same
   StringId textId = kNoString;    // registered string
   std::int64_t domainId = 0;
+  // The event's payload, in the column of its type as nsys stores it (uint64Value, int64Value,
+  // doubleValue, uint32Value, int32Value, floatValue); none when it has no payload.
+  NvtxPayloadType payloadType = NvtxPayloadType::kNone;
+  std::uint64_t payloadBits = 0;  // the value's bits, as NVTX's payload union holds them
 };
 
 // ThreadNames
