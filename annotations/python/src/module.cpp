@@ -7,6 +7,7 @@
 #include <string>
 
 #include "collector_link.h"
+#include "method_cast.h"
 #include "native_hooks.h"
 #include "rlscope/rlscope.h"
 #include "transitions.h"
@@ -143,11 +144,11 @@ PyObject* operationRepr(PyObject* self) {
 
 PyMethodDef kOperationMethods[] = {
     {"__enter__", operationEnter, METH_NOARGS, "Opens the operation on this thread."},
-    {"__exit__", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(operationExit)),
-     METH_FASTCALL, "Closes the thread's innermost operation."},
+    {"__exit__", asMethod(operationExit), METH_FASTCALL,
+     "Closes the thread's innermost operation."},
     {"__aenter__", operationAenter, METH_NOARGS, "async with: opens a start/end range."},
-    {"__aexit__", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(operationAexit)),
-     METH_FASTCALL, "async with: ends the range __aenter__ opened for this task."},
+    {"__aexit__", asMethod(operationAexit), METH_FASTCALL,
+     "async with: ends the range __aenter__ opened for this task."},
     {"_start", operationStart, METH_NOARGS, "Opens the operation as a start/end range: its id."},
     {"_end", operationEnd, METH_O, "Ends the range of the id _start returned."},
     {nullptr, nullptr, 0, nullptr},
@@ -263,28 +264,23 @@ PyObject* recordingPy(PyObject*, PyObject*) {
   return PyBool_FromLong(l.complete() && l.recording() != 0);
 }
 
-template <class F>
-PyCFunction fastcall(F f) {
-  return reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(f));
-}
-
 PyMethodDef kModuleMethods[] = {
     {"set_phase", setPhase, METH_O,
      "set_phase(name): the process enters phase `name` (None: no phase)."},
-    {"report_progress", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(reportProgress)),
-     METH_VARARGS | METH_KEYWORDS, "report_progress(step, total=None): marks how far the run is."},
+    {"report_progress", asMethod(reportProgress), METH_VARARGS | METH_KEYWORDS,
+     "report_progress(step, total=None): marks how far the run is."},
     {"recording", recordingPy, METH_NOARGS,
      "Whether this process records into an rlscope trace (it runs under rlscope-prof)."},
     {"tracking_available", trackingAvailablePy, METH_NOARGS,
      "Whether rlscope-prof asked this process to record Python categories."},
-    {"start_tracking", fastcall(startTracking), METH_FASTCALL,
+    {"start_tracking", asMethod(startTracking), METH_FASTCALL,
      "start_tracking(backend_modules, simulator_modules, waiting_functions) -> bool."},
-    {"_thread_bootstrap", fastcall(threadBootstrap), METH_FASTCALL,
+    {"_thread_bootstrap", asMethod(threadBootstrap), METH_FASTCALL,
      "threading.setprofile hook that starts tracking in a new thread."},
     {"_after_fork_child", afterForkChild, METH_NOARGS, "os.register_at_fork after_in_child hook."},
-    {"_bind", fastcall(bindHelpers), METH_FASTCALL,
+    {"_bind", asMethod(bindHelpers), METH_FASTCALL,
      "_bind(aenter, aexit, decorate): the package's Python helpers."},
-    {"_instrument", fastcall(instrumentModule), METH_FASTCALL,
+    {"_instrument", asMethod(instrumentModule), METH_FASTCALL,
      "_instrument(module, category) -> int: hooks native callables and operators."},
     {"transitions", transitionCount, METH_NOARGS,
      "Python <-> native transitions recorded by this process so far."},

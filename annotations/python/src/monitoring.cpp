@@ -12,6 +12,7 @@
 
 #include "category_stack.h"
 #include "collector_link.h"
+#include "method_cast.h"
 #include "transitions.h"
 
 namespace rlscope::python {
@@ -22,7 +23,7 @@ namespace {
 struct Monitoring {
   PyObject* api = nullptr;      // sys.monitoring
   PyObject* disable = nullptr;  // sys.monitoring.DISABLE
-  int tool = 0;                 // sys.monitoring.PROFILER_ID
+  int tool = 0;                 // the sys.monitoring tool id rlscope holds (takeToolId)
   long returnEvents = 0;        // PY_RETURN | PY_YIELD | PY_RESUME, set on callback code only
   // Static callable types (numpy.ufunc): whether their module is tracked. Static types live as
   // long as the process, so their addresses are safe keys.
@@ -163,15 +164,10 @@ PyObject* onPyReturn(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   Py_RETURN_NONE;
 }
 
-template <class F>
-PyCFunction fastcall(F f) {
-  return reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(f));
-}
-
-PyMethodDef kOnCall = {"_on_call", fastcall(onCall), METH_FASTCALL, nullptr};
-PyMethodDef kOnCReturn = {"_on_c_return", fastcall(onCReturn), METH_FASTCALL, nullptr};
-PyMethodDef kOnPyStart = {"_on_py_start", fastcall(onPyStart), METH_FASTCALL, nullptr};
-PyMethodDef kOnPyReturn = {"_on_py_return", fastcall(onPyReturn), METH_FASTCALL, nullptr};
+PyMethodDef kOnCall = {"_on_call", asMethod(onCall), METH_FASTCALL, nullptr};
+PyMethodDef kOnCReturn = {"_on_c_return", asMethod(onCReturn), METH_FASTCALL, nullptr};
+PyMethodDef kOnPyStart = {"_on_py_start", asMethod(onPyStart), METH_FASTCALL, nullptr};
+PyMethodDef kOnPyReturn = {"_on_py_return", asMethod(onPyReturn), METH_FASTCALL, nullptr};
 
 // sys.monitoring.events.<name>, or -1 with the error set.
 long eventBit(const char* name) {
@@ -185,29 +181,38 @@ long eventBit(const char* name) {
   return value;
 }
 
-// Takes the tool id: 1, 0 when another tool holds it, -1 on error.
+// sys.monitoring's tool ids without a fixed user (0 debugger, 1 coverage, 2 profiler and
+// 5 optimizer are reserved by convention): rlscope must not displace cProfile, which takes the
+// profiler id.
+constexpr int kToolIds[] = {4, 3};
+
+// Takes a tool id into g_monitoring.tool: 1, 0 when every candidate is held by another tool,
+// -1 on error.
 int takeToolId() {
-  PyObject* holder = PyObject_CallMethod(g_monitoring.api, "get_tool", "i", g_monitoring.tool);
-  if (!holder) return -1;
-  int taken = holder != Py_None;
-  int ours = taken ? PyUnicode_CompareWithASCIIString(holder, "rlscope") == 0 : 0;
-  Py_DECREF(holder);
-  if (ours) {
-    // start_tracking again: sites disabled under the previous module lists report again.
-    PyObject* r = PyObject_CallMethod(g_monitoring.api, "restart_events", nullptr);
-    Py_XDECREF(r);
-    return r ? 1 : -1;
+  for (int id : kToolIds) {
+    PyObject* holder = PyObject_CallMethod(g_monitoring.api, "get_tool", "i", id);
+    if (!holder) return -1;
+    bool free = holder == Py_None;
+    bool ours = !free && PyUnicode_Check(holder) &&
+                PyUnicode_CompareWithASCIIString(holder, "rlscope") == 0;
+    Py_DECREF(holder);
+    g_monitoring.tool = id;
+    if (ours) {
+      // start_tracking again: sites disabled under the previous module lists report again.
+      PyObject* r = PyObject_CallMethod(g_monitoring.api, "restart_events", nullptr);
+      Py_XDECREF(r);
+      return r ? 1 : -1;
+    }
+    if (free) {
+      PyObject* r = PyObject_CallMethod(g_monitoring.api, "use_tool_id", "is", id, "rlscope");
+      Py_XDECREF(r);
+      return r ? 1 : -1;
+    }
   }
-  if (taken) {
-    PySys_WriteStderr(
-        "rlscope: warning: sys.monitoring's profiler id is taken by another tool: Python "
-        "categories are tracked with a profile function (slower)\n");
-    return 0;
-  }
-  PyObject* r =
-      PyObject_CallMethod(g_monitoring.api, "use_tool_id", "is", g_monitoring.tool, "rlscope");
-  Py_XDECREF(r);
-  return r ? 1 : -1;
+  PySys_WriteStderr(
+      "rlscope: warning: sys.monitoring tool ids 3 and 4 are taken by other tools: Python "
+      "categories are tracked with a profile function (slower)\n");
+  return 0;
 }
 
 void forgetClassifications() {
@@ -247,11 +252,7 @@ int startMonitoring(PyObject* module) {
     Py_DECREF(sys);
     if (!g_monitoring.api) return -1;
     g_monitoring.disable = PyObject_GetAttrString(g_monitoring.api, "DISABLE");
-    PyObject* id = PyObject_GetAttrString(g_monitoring.api, "PROFILER_ID");
-    if (!g_monitoring.disable || !id) return -1;
-    g_monitoring.tool = static_cast<int>(PyLong_AsLong(id));
-    Py_DECREF(id);
-    if (PyErr_Occurred()) return -1;
+    if (!g_monitoring.disable) return -1;
   }
   int taken = takeToolId();
   if (taken <= 0) return taken;
