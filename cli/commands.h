@@ -11,6 +11,7 @@ using Run = std::function<int()>;
 Run addImportCommand(CLI::App& app);
 Run addExportCommand(CLI::App& app);
 Run addInfoCommand(CLI::App& app);
+Run addAnalyzeCommand(CLI::App& app);
 
 // Progress lines go to stderr, only when stderr is a terminal or RLSCOPE_PROGRESS=1.
 void progress(std::string_view line);

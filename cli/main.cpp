@@ -49,6 +49,7 @@ int main(int argc, char** argv) {
   add(cli::addImportCommand);
   add(cli::addExportCommand);
   add(cli::addInfoCommand);
+  add(cli::addAnalyzeCommand);
   app.add_subcommand("prof",
                      "Profile a program: the same as rlscope-prof (see `rlscope prof --help`)");
 

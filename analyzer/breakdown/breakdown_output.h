@@ -1,0 +1,18 @@
+// The breakdown as `rlscope analyze` prints it: JSON (the contract of design.md §5), a table for
+// people, CSV for spreadsheets.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <ostream>
+
+#include "breakdown.h"
+
+namespace rlscope::analysis {
+
+// {"schema": "rlscope.analysis/1", "corrected": false, "operations": [...]}, times in µs.
+nlohmann::json toJson(const Breakdown& b);
+void writeTable(const Breakdown& b, std::ostream& out);
+// One row per (operation, category set): process, operation, phase, set, time_us.
+void writeCsv(const Breakdown& b, std::ostream& out);
+
+}  // namespace rlscope::analysis
