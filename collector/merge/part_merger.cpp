@@ -70,6 +70,12 @@ std::string joinArgv(std::string_view nulSeparated) {
   return out;
 }
 
+// The globalTid of `tid` in the process stored as `tracePid`; a tid that does not fit nsys's
+// 24-bit field is stored as 0.
+std::int64_t globalTidIn(std::int64_t tracePid, std::uint32_t tid) {
+  return trace::globalTidOf(tracePid, trace::fitsGlobalIdField(tid) ? tid : 0);
+}
+
 std::string baseName(const std::string& path) {
   auto slash = path.rfind('/');
   return slash == std::string::npos ? path : path.substr(slash + 1);
@@ -160,12 +166,13 @@ class Merger {
   Merger(trace::TraceWriter& writer, const MergeOptions& options, MergeReport& report)
       : w_(writer), options_(options), report_(report) {}
 
-  // Parts come in start order per pid. A part that continues the process of the previous one
-  // (the same pid after an exec, see mergeParts) shares its process row; any other starts a new
+  // Parts come in start order per pid (mergeParts). A part that continues the process of the
+  // previous one (the same pid after an exec) shares its process row; any other starts a new
   // process.
-  void addPart(const std::filesystem::path& path, bool continuesPrevious) {
+  void addPart(const std::filesystem::path& path) {
     part::PartReader reader(path);
-    if (!continuesPrevious || !process_) startProcess(reader.header());
+    if (!continuesLastProcess(reader.header())) startProcess(reader.header());
+    lastHeader_ = reader.header();
     Part p;
     p.pid = reader.header().pid;
     p.serial = ++partsRead_;
@@ -188,14 +195,6 @@ class Merger {
     // Pass 2: everything else.
     reader.forEachRecord([&](std::uint32_t tid, const RecordView& r) { readRecord(p, tid, r); });
     finishPart(p, reader.cutShort());
-  }
-
-  // Whether the process of the last part read may go on in another part: it exec'd, or its part
-  // has no end at all (an exec the collector did not see, or a kill).
-  bool lastProcessMayContinue() const { return process_ && (!process_->end || lastProcessExecd()); }
-  bool lastProcessExecd() const {
-    return process_ && process_->end &&
-           process_->end->reason == static_cast<std::uint32_t>(part::EndReason::kExec);
   }
 
   void finish() {
@@ -271,7 +270,7 @@ class Merger {
   }
 
   std::int64_t globalTid(const Part& p, std::uint32_t tid) const {
-    return trace::globalTidOf(p.tracePid, trace::fitsGlobalIdField(tid) ? tid : 0);
+    return globalTidIn(p.tracePid, tid);
   }
 
   // Registers the thread; `time` (0: unknown) moves its start earlier.
@@ -593,6 +592,15 @@ class Merger {
     if (o.pushIndex) pushedIdToKey_[{p.serial, part::operationIdOf(o.tid, o.pushIndex)}] = op.id;
   }
 
+  // The same pid as the last part, which exec'd, or ended unseen (an exec the collector did not
+  // see, or a kill: then only from the same parent, since a killed process's pid reused by an
+  // unrelated one is a new process).
+  bool continuesLastProcess(const part::FileHeader& h) const {
+    if (!process_ || !lastHeader_ || lastHeader_->pid != h.pid) return false;
+    if (!process_->end) return lastHeader_->parentPid == h.parentPid;
+    return process_->end->reason == static_cast<std::uint32_t>(part::EndReason::kExec);
+  }
+
   void startProcess(const part::FileHeader& h) {
     finishProcess();
     Process& pr = process_.emplace();
@@ -624,22 +632,21 @@ class Merger {
     pr.commandLine = p.commandLine;
     pr.start = p.start;
     pr.end = p.lastTime;
-    auto reason = p.end ? static_cast<part::EndReason>(p.end->reason) : part::EndReason::kExec;
-    if (p.end && reason == part::EndReason::kExit)
+    // No status for a process killed without warning, nor for one that exec'd a program the
+    // collector could not follow.
+    if (p.end && p.end->reason == static_cast<std::uint32_t>(part::EndReason::kExit))
       pr.exitStatus = p.end->status;
-    else if (p.end && reason == part::EndReason::kSignal)
+    else if (p.end && p.end->reason == static_cast<std::uint32_t>(part::EndReason::kSignal))
       pr.exitStatus = 128 + p.end->status;
-    // (an exec into a program the collector could not follow leaves the status unknown)
     w_.addProcess(pr);
     count(trace::table::kProcesses);
     ++report_.processes;
     for (auto& [tid, t] : p.threads) {
-      w_.addThread({trace::globalTidOf(p.tracePid, trace::fitsGlobalIdField(tid) ? tid : 0),
-                    p.globalPid, tid, t.name});
+      w_.addThread({globalTidIn(p.tracePid, tid), p.globalPid, tid, t.name});
       count(trace::table::kThreads);
       ++report_.threads;
       if (!t.name.empty()) {
-        w_.addThreadName({w_.intern(t.name), 0, trace::globalTidOf(p.tracePid, tid)});
+        w_.addThreadName({w_.intern(t.name), 0, globalTidIn(p.tracePid, tid)});
         count(trace::table::kThreadNames);
       }
     }
@@ -919,7 +926,8 @@ class Merger {
   std::int64_t startWall_ = 0;
   import::OperationNesting nesting_;
   std::int64_t operationsAdded_ = 0;
-  std::optional<Process> process_;  // the process of the parts being read
+  std::optional<Process> process_;              // the process of the parts being read
+  std::optional<part::FileHeader> lastHeader_;  // of the last part read
   std::uint64_t partsRead_ = 0;
   std::uint64_t transitions_ = 0;  // CPU category pushes and pops: each is one transition
   // Keyed by Part::serial.
@@ -965,22 +973,14 @@ MergeReport mergeParts(const std::filesystem::path& partDir, const std::filesyst
   MergeReport report;
   trace::TraceWriter writer(out);
   Merger merger(writer, options, report);
-  const Entry* previous = nullptr;
   std::size_t i = 0, step = std::max<std::size_t>(1, entries.size() / 20);
   for (const auto& e : entries) {
     ++i;
     if (options.progress && entries.size() > 1 && (i % step == 0 || i == entries.size() || i == 1))
       options.progress("merging part " + std::to_string(i) + "/" + std::to_string(entries.size()) +
                        " (" + e.path.filename().string() + ")");
-    // The same pid, after a part that exec'd (or ended unseen, then only from the same parent:
-    // a killed process's pid reused by an unrelated one is a new process).
-    bool continues =
-        previous && e.header && previous->header && previous->header->pid == e.header->pid &&
-        merger.lastProcessMayContinue() &&
-        (merger.lastProcessExecd() || previous->header->parentPid == e.header->parentPid);
     try {
-      merger.addPart(e.path, continues);
-      previous = &e;
+      merger.addPart(e.path);
     } catch (const std::runtime_error& err) {
       // A part that is not even readable (a process killed before writing its header).
       report.warnings.push_back(err.what());
