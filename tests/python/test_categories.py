@@ -219,21 +219,15 @@ def test_threads_have_their_own_category_rows(run_traced):
         """
         import threading, rlscope
         import rlscope_fake_simulator as fs
-        from workload import busy, report
-        tids = {}
-        barrier = threading.Barrier(3)
+        from workload import busy, report, start_workers
 
         def worker(i):
-            tids[i] = threading.get_native_id()
-            barrier.wait()
             with rlscope.operation("worker"):
                 for _ in range(20):
                     fs.step(0.005)  # releases the GIL: the workers' steps run in parallel
                 busy(0.02)
 
-        threads = [threading.Thread(target=worker, args=(i,)) for i in range(3)]
-        for th in threads:
-            th.start()
+        threads, tids = start_workers(3, worker)
         with rlscope.operation("main"):
             fs.step(0.05)
         for th in threads:

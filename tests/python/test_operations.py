@@ -207,22 +207,16 @@ def test_operations_of_several_threads_are_on_their_own_threads(run_traced):
     r = run_traced(
         """
         import os, threading, time, rlscope
-        from workload import busy, report
-        tids = {}
-        barrier = threading.Barrier(3)
+        from workload import busy, report, start_workers
 
         def worker(i):
-            tids[i] = threading.get_native_id()
-            barrier.wait()
             with rlscope.operation(f"worker{i}"):
                 with rlscope.operation("work"):
                     time.sleep(0.05)
                     busy(0.01)
 
-        threads = [threading.Thread(target=worker, args=(i,)) for i in range(3)]
         with rlscope.operation("main"):
-            for th in threads:
-                th.start()
+            threads, tids = start_workers(3, worker)
             for th in threads:
                 th.join()
         report(pid=os.getpid(), main=threading.get_native_id(), tids=tids)

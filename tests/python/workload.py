@@ -1,6 +1,6 @@
 """Helpers for the scripts the tests run under rlscope-prof (on their PYTHONPATH).
 
-    from workload import busy, dot_loop, now, report
+    from workload import busy, dot_loop, now, report, start_workers
     t0 = now(); busy(0.1); report(t0=t0, t1=now())
 
 report() prints one line the test reads back (conftest.Run.results).
@@ -45,6 +45,25 @@ def dot_loop(seconds, n=128):
         a.dot(a)
         calls += 1
     return calls
+
+
+def start_workers(n, work):
+    """Starts n threads running work(i) together (a barrier lets them in at once); returns the
+    threads and {i: native thread id}, filled in as they start."""
+    import threading
+
+    tids = {}
+    barrier = threading.Barrier(n)
+
+    def run(i):
+        tids[i] = threading.get_native_id()
+        barrier.wait()
+        work(i)
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(n)]
+    for th in threads:
+        th.start()
+    return threads, tids
 
 
 def report(**values):
