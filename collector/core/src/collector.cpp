@@ -125,7 +125,13 @@ class Collector {
     finished_.store(false);
     closed_.store(false);
     stop_.store(false);
+    writerReady_.store(false);
     writer_ = new std::thread([this] { writerLoop(); });
+    // A fork while the new thread is still starting would copy locks its start-up holds (a
+    // sanitizer runtime's allocator, for one) into the child, locked for good: the child then
+    // hangs starting its own writer. Past this point the writer only allocates under
+    // drainMutex_, which beforeFork holds.
+    writerReady_.wait(false);
     return {};
   }
 
@@ -287,6 +293,8 @@ class Collector {
     pthread_sigmask(SIG_BLOCK, &all, nullptr);
     pthread_setname_np(pthread_self(), "rlscope-writer");
     t_isWriter = true;
+    writerReady_.store(true);
+    writerReady_.notify_one();
     for (;;) {
       pollfd p{wakeFd_, POLLIN, 0};
       ::poll(&p, 1, config_.flushMs);
@@ -373,6 +381,7 @@ class Collector {
   std::vector<std::thread*> inheritedWriters_;
   int wakeFd_ = -1;
   std::atomic<bool> stop_{false};
+  std::atomic<bool> writerReady_{false};  // the writer thread is past its start-up
   std::atomic<bool> finished_{true};
   std::atomic<bool> closed_{false};  // the part of the last finish() is written and closed
   std::atomic<int> pendingSignal_{0};
