@@ -6,6 +6,7 @@
 #include <map>
 #include <string>
 
+#include "calibrate_command.h"
 #include "commands.h"
 #include "prof_command.h"
 #include "rlscope/trace/error.h"
@@ -36,6 +37,8 @@ int main(int argc, char** argv) {
   // CLI11 could not leave unparsed for a subcommand.
   if (argc > 1 && std::string_view(argv[1]) == "prof")
     return cli::profMain("rlscope prof", argc - 1, argv + 1);
+  if (argc > 1 && std::string_view(argv[1]) == "calibrate")
+    return cli::calibrateMain("rlscope calibrate", argc - 1, argv + 1);
   app.set_version_flag("--version", std::string("rlscope ") + trace::kRlscopeVersion);
   app.require_subcommand(1);
   app.fallthrough(false);
@@ -52,6 +55,9 @@ int main(int argc, char** argv) {
   add(cli::addAnalyzeCommand);
   app.add_subcommand("prof",
                      "Profile a program: the same as rlscope-prof (see `rlscope prof --help`)");
+  app.add_subcommand("calibrate",
+                     "Measure the profiler's cost per recorded event for a command, to remove it "
+                     "from its traces (see `rlscope calibrate --help`)");
 
   try {
     app.parse(argc, argv);

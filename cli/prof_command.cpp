@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "calibrate_command.h"
 #include "commands.h"
 #include "launch.h"
 #include "part_merger.h"
@@ -32,6 +33,30 @@ const char* const kProfDescription =
     "  rlscope-prof -- ./train --steps 1000\n"
     "  rlscope-prof -o run.sqlite -- python train.py\n";
 
+void addProgramOptions(CLI::App& cmd, ProfOptions& o) {
+  cmd.add_option("--backend-modules", o.backendModules,
+                 "comma-separated Python modules whose native code counts as Backend, besides "
+                 "torch, tensorflow, jax, jaxlib and numpy");
+  cmd.add_option("--simulator-modules", o.simulatorModules,
+                 "comma-separated Python modules whose native code counts as Simulator, besides "
+                 "mujoco, pybullet, Box2D and ale_py");
+  cmd.add_option("--python-config", o.pythonConfig,
+                 "JSON file: {\"backend_modules\": [...], \"simulator_modules\": [...], "
+                 "\"replace_defaults\": false}")
+      ->check(CLI::ExistingFile);
+  cmd.add_option("--flush-ms", o.flushMs,
+                 "how often each process writes its buffers to disk; a process that is killed "
+                 "loses at most this much")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 60000));
+  cmd.add_option("--wait-descendants", o.waitDescendantsSeconds,
+                 "after COMMAND ends, wait up to this many seconds for processes it left running "
+                 "(a multiprocessing forkserver, a resource tracker) so that their traces are "
+                 "complete")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 3600.0));
+}
+
 std::shared_ptr<ProfOptions> addProfOptions(CLI::App& cmd) {
   auto o = std::make_shared<ProfOptions>();
   cmd.add_option("-o,--output", o->output,
@@ -43,30 +68,18 @@ std::shared_ptr<ProfOptions> addProfOptions(CLI::App& cmd) {
   cmd.add_flag("--no-nvtx", o->noNvtx, "do not record NVTX ranges and rlscope annotations");
   cmd.add_flag("--no-python", o->noPython,
                "do not track Python / Backend / Simulator time in Python processes");
-  cmd.add_option("--backend-modules", o->backendModules,
-                 "comma-separated Python modules whose native code counts as Backend, besides "
-                 "torch, tensorflow, jax, jaxlib and numpy");
-  cmd.add_option("--simulator-modules", o->simulatorModules,
-                 "comma-separated Python modules whose native code counts as Simulator, besides "
-                 "mujoco, pybullet, Box2D and ale_py");
-  cmd.add_option("--python-config", o->pythonConfig,
-                 "JSON file: {\"backend_modules\": [...], \"simulator_modules\": [...], "
-                 "\"replace_defaults\": false}")
-      ->check(CLI::ExistingFile);
-  cmd.add_option("--flush-ms", o->flushMs,
-                 "how often each process writes its buffers to disk; a process that is killed "
-                 "loses at most this much")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 60000));
-  cmd.add_option("--wait-descendants", o->waitDescendantsSeconds,
-                 "after COMMAND ends, wait up to this many seconds for processes it left running "
-                 "(a multiprocessing forkserver, a resource tracker) so that their traces are "
-                 "complete")
-      ->capture_default_str()
-      ->check(CLI::Range(0.0, 3600.0));
+  addProgramOptions(cmd, *o);
   cmd.add_flag("--keep-parts", o->keepParts,
                "keep the per-process part files next to the trace (for debugging rlscope)");
   cmd.add_flag("-q,--quiet", o->quiet, "print only warnings and errors");
+  cmd.add_flag("--calibrate", o->calibrate,
+               "first measure what profiling costs per recorded event (the runs of `rlscope "
+               "calibrate`, written to TRACE.calibration.json), then profile and store those "
+               "costs in the trace: `rlscope analyze` then removes the profiler's overhead");
+  cmd.add_option("--repetitions", o->repetitions,
+                 "with --calibrate: runs of each calibration configuration")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100));
   return o;
 }
 
@@ -104,7 +117,7 @@ std::string plural(std::uint64_t n, const std::string& word) {
 
 }  // namespace
 
-int runProf(const ProfOptions& o, std::vector<std::string> command) {
+int runProf(const ProfOptions& options, std::vector<std::string> command, ProfOutcome* outcome) {
   // CLI11 leaves the `--` that separates our options from the command's.
   if (!command.empty() && command.front() == "--") command.erase(command.begin());
   if (command.empty()) {
@@ -118,11 +131,21 @@ int runProf(const ProfOptions& o, std::vector<std::string> command) {
     return resolved.exitCode;
   }
 
-  fs::path output = o.output.empty() ? defaultOutput(command[0]) : o.output;
+  fs::path output = options.output.empty() ? defaultOutput(command[0]) : options.output;
   fs::path outDir = output.parent_path().empty() ? fs::path(".") : output.parent_path();
   if (!fs::is_directory(outDir)) {
     std::cerr << "rlscope-prof: error: output directory " << outDir.string() << " does not exist\n";
     return 2;
+  }
+  ProfOptions o = options;
+  if (o.calibrate) {
+    fs::path file = output.string() + ".calibration.json";
+    say(o, "calibrating: " + std::to_string(o.repetitions) +
+               " runs of each configuration, then the profiled run");
+    auto cal = calibrateCommand(o, command, file, [&](const std::string& l) { say(o, l); });
+    if (!cal) return 1;
+    o.calibration = analysis::calibrationRecords(*cal);
+    say(o, "calibration written to " + file.string() + "; profiling");
   }
 
   fs::path libDir = launch::libraryDirectory();
@@ -162,6 +185,7 @@ int runProf(const ProfOptions& o, std::vector<std::string> command) {
 
   merge::MergeOptions mergeOptions;
   mergeOptions.features = config.features;
+  mergeOptions.calibration = o.calibration;
   for (const auto& a : command)
     mergeOptions.commandLine += (mergeOptions.commandLine.empty() ? "" : " ") + a;
   if (config.features & (part::kFeatureCudaApi | part::kFeatureGpuActivity)) {
@@ -194,8 +218,11 @@ int runProf(const ProfOptions& o, std::vector<std::string> command) {
     std::cerr << "rlscope-prof: error: " << e.what() << '\n';
     return 126;
   }
-  double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  auto elapsed = std::chrono::steady_clock::now() - started;
+  double seconds = std::chrono::duration<double>(elapsed).count();
+  mergeOptions.commandElapsedNs =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(elapsed).count();
+  if (outcome) outcome->elapsedNs = mergeOptions.commandElapsedNs;
   if (status.code != 0) say(o, command[0] + " " + describeExit(status));
   auto grace = std::chrono::milliseconds(static_cast<long>(o.waitDescendantsSeconds * 1000));
   bool allEnded = launch::waitForDescendants(grace, [&] {
@@ -237,11 +264,10 @@ int runProf(const ProfOptions& o, std::vector<std::string> command) {
   return status.code;
 }
 
-int profMain(const std::string& name, int argc, char** argv) {
-  CLI::App app{name + ": " + kProfDescription, name};
+int runPrefixCommand(CLI::App& app, const std::string& name, int argc, char** argv,
+                     const std::function<int(std::vector<std::string>)>& run) {
   app.set_version_flag("--version", name + " " + trace::kRlscopeVersion);
   app.prefix_command();
-  auto opts = addProfOptions(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -253,11 +279,19 @@ int profMain(const std::string& name, int argc, char** argv) {
     return 2;
   }
   try {
-    return runProf(*opts, app.remaining());
+    return run(app.remaining());
   } catch (const std::exception& e) {
-    std::cerr << "rlscope-prof: error: " << e.what() << '\n';
+    std::cerr << name << ": error: " << e.what() << '\n';
     return 1;
   }
+}
+
+int profMain(const std::string& name, int argc, char** argv) {
+  CLI::App app{name + ": " + kProfDescription, name};
+  auto opts = addProfOptions(app);
+  return runPrefixCommand(app, name, argc, argv, [&](std::vector<std::string> command) {
+    return runProf(*opts, command);
+  });
 }
 
 }  // namespace rlscope::cli

@@ -2,9 +2,12 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
+
+#include "rlscope/trace/records.h"
 
 namespace rlscope::cli {
 
@@ -19,16 +22,37 @@ struct ProfOptions {
   double waitDescendantsSeconds = 5;
   bool keepParts = false;
   bool quiet = false;
+  // --calibrate: measure the per-event overhead costs first (rlscope calibrate) and store them
+  // in the trace, so that `rlscope analyze` removes the profiler's overhead.
+  bool calibrate = false;
+  int repetitions = 3;
+  // Set by the calibration itself: the costs to store in the trace.
+  std::vector<trace::CalibrationRecord> calibration;
+};
+
+// What a profiled run measured, for calibration.
+struct ProfOutcome {
+  std::int64_t elapsedNs = 0;  // the command's wall time, spawn to exit
 };
 
 extern const char* const kProfDescription;
+
+// The options about the program rather than what is recorded (Python module lists, flush period,
+// descendants), which calibration shares.
+void addProgramOptions(CLI::App& cmd, ProfOptions& o);
 
 // Registers the options on `cmd` (an app or subcommand set up as a prefix command, so that
 // COMMAND ARGS... stay unparsed).
 std::shared_ptr<ProfOptions> addProfOptions(CLI::App& cmd);
 
 // Profiles `command` and returns the exit status rlscope-prof exits with.
-int runProf(const ProfOptions& options, std::vector<std::string> command);
+int runProf(const ProfOptions& options, std::vector<std::string> command,
+            ProfOutcome* outcome = nullptr);
+
+// Parses a command line whose remainder (after `--`) is a program to run, and runs it: one error
+// line and status 2 for bad options, status 1 for an exception.
+int runPrefixCommand(CLI::App& app, const std::string& name, int argc, char** argv,
+                     const std::function<int(std::vector<std::string>)>& run);
 
 // The whole command line of rlscope-prof (`name` is how the user called it: "rlscope-prof" or
 // "rlscope prof"); argv[0] is skipped. Returns the exit status.

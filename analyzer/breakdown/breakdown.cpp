@@ -1,60 +1,108 @@
 #include "breakdown.h"
 
 #include <algorithm>
+#include <array>
 #include <map>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
 #include <tuple>
 #include <unordered_map>
 
 #include "overlap.h"
 #include "rlscope/trace/global_id.h"
 #include "rlscope/trace/records.h"
+#include "rlscope/trace/schema.h"
 
 namespace rlscope::analysis {
 
 namespace {
 
 using trace::Category;
+using trace::TimeNs;
 
 std::int64_t processOf(std::int64_t globalId) {
   return trace::pidOfGlobalId(globalId);
 }
 
 bool isGpu(std::uint32_t category) {
-  return category >= static_cast<std::uint32_t>(Category::kGpuKernel);
+  return category >= static_cast<std::uint32_t>(Category::kGpuKernel) &&
+         category <= static_cast<std::uint32_t>(Category::kGpuMemset);
 }
 
-// Everything of one process the overlap needs.
+// Overhead intervals are categories of their own in the sweep, numbered from here, one per
+// source in this order.
+constexpr std::uint32_t kOverheadBase = 1000;
+const std::array<const char*, 4> kOverheadSources = {cost::kAnnotation, cost::kPythonTransition,
+                                                     cost::kCudaApiInterception, cost::kCupti};
+bool isOverhead(std::uint32_t category) {
+  return category >= kOverheadBase;
+}
+
+struct ApiCall {
+  std::int64_t globalTid = 0;
+  TimeNs start = 0, end = 0;
+  trace::StringId nameId = trace::kNoString;
+  std::int64_t correlationId = 0;
+};
+
+struct GpuActivity {
+  TimeNs start = 0, end = 0;
+  std::int64_t correlationId = 0;
+};
+
+struct NativeCall {  // a Backend or Simulator interval: one call from Python
+  std::int64_t globalTid = 0;
+  TimeNs start = 0, end = 0;
+  Category category = Category::kBackend;
+};
+
+// Everything of one process the analysis needs.
 struct ProcessEvents {
   std::vector<CategoryInterval> categories;
   std::vector<trace::OperationRecord> operations;
   std::vector<trace::PhaseRecord> phases;
+  std::vector<ApiCall> apiCalls;
+  std::vector<GpuActivity> gpu;
+  std::vector<NativeCall> nativeCalls;
+  // CUPTI correlation id -> the operation that launched it, as the collector recorded it.
+  std::unordered_map<std::int64_t, std::int64_t> launchedBy;
 };
 
 std::map<std::int64_t, ProcessEvents> readEvents(trace::TraceReader& reader) {
   std::map<std::int64_t, ProcessEvents> byProcess;
   trace::EventFilter all;
   all.storageOrder = true;
-  auto addInterval = [&](std::int64_t globalId, trace::TimeNs start, trace::TimeNs end,
-                         Category c) {
-    if (end < start) return;  // a damaged row: nothing to count
+  auto addInterval = [&](std::int64_t globalId, TimeNs start, TimeNs end, Category c) {
+    if (end < start) return false;  // a damaged row: nothing to count
     byProcess[processOf(globalId)].categories.push_back(
         {start, end, static_cast<std::uint32_t>(c)});
+    return true;
   };
   reader.forEachCpuInterval(all, [&](const trace::CpuIntervalRecord& r) {
-    addInterval(r.globalTid, r.start, r.end, r.category);
+    if (addInterval(r.globalTid, r.start, r.end, r.category) &&
+        (r.category == Category::kBackend || r.category == Category::kSimulator))
+      byProcess[processOf(r.globalTid)].nativeCalls.push_back(
+          {r.globalTid, r.start, r.end, r.category});
   });
   for (auto kind : {trace::ApiKind::kRuntime, trace::ApiKind::kDriver})
     reader.forEachApiCall(kind, all, [&](const trace::ApiCallRecord& r) {
-      addInterval(r.globalTid, r.start, r.end, Category::kCudaApi);
+      if (addInterval(r.globalTid, r.start, r.end, Category::kCudaApi))
+        byProcess[processOf(r.globalTid)].apiCalls.push_back(
+            {r.globalTid, r.start, r.end, r.nameId, r.correlationId});
     });
+  auto addGpu = [&](std::int64_t globalPid, TimeNs start, TimeNs end, std::int64_t correlation,
+                    Category c) {
+    if (addInterval(globalPid, start, end, c))
+      byProcess[processOf(globalPid)].gpu.push_back({start, end, correlation});
+  };
   reader.forEachKernel(all, [&](const trace::KernelRecord& r) {
-    addInterval(r.globalPid, r.start, r.end, Category::kGpuKernel);
+    addGpu(r.globalPid, r.start, r.end, r.correlationId, Category::kGpuKernel);
   });
   reader.forEachMemcpy(all, [&](const trace::MemcpyRecord& r) {
-    addInterval(r.globalPid, r.start, r.end, Category::kGpuMemcpy);
+    addGpu(r.globalPid, r.start, r.end, r.correlationId, Category::kGpuMemcpy);
   });
   reader.forEachMemset(all, [&](const trace::MemsetRecord& r) {
-    addInterval(r.globalPid, r.start, r.end, Category::kGpuMemset);
+    addGpu(r.globalPid, r.start, r.end, r.correlationId, Category::kGpuMemset);
   });
   reader.forEachOperation(all, [&](const trace::OperationRecord& r) {
     if (r.end >= r.start) byProcess[processOf(r.globalTid)].operations.push_back(r);
@@ -62,6 +110,8 @@ std::map<std::int64_t, ProcessEvents> readEvents(trace::TraceReader& reader) {
   reader.forEachPhase(all, [&](const trace::PhaseRecord& r) {
     if (r.end >= r.start) byProcess[processOf(r.globalPid)].phases.push_back(r);
   });
+  for (const auto& x : reader.externalCorrelations())
+    byProcess[processOf(x.globalPid)].launchedBy[x.correlationId] = x.externalId;
   return byProcess;
 }
 
@@ -75,10 +125,10 @@ class PhaseLookup {
     for (const auto& p : phases_) names_.emplace_back(reader.string(p.nameId));
   }
 
-  const std::string& at(trace::TimeNs t) const {
+  const std::string& at(TimeNs t) const {
     static const std::string kNone;
     auto it = std::upper_bound(phases_.begin(), phases_.end(), t,
-                               [](trace::TimeNs v, const auto& p) { return v < p.start; });
+                               [](TimeNs v, const auto& p) { return v < p.start; });
     while (it != phases_.begin()) {
       --it;
       if (t < it->end || it->start == it->end) return names_[it - phases_.begin()];
@@ -91,6 +141,47 @@ class PhaseLookup {
   std::vector<std::string> names_;
 };
 
+// The innermost operation open on a thread at an instant: the one that made a call made there.
+// `ops` sorted by start (parents first on ties).
+class ThreadOperations {
+ public:
+  explicit ThreadOperations(const std::vector<trace::OperationRecord>& ops) : ops_(ops) {
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      indexOfId_[ops[i].id] = i;
+      byThread_[ops[i].globalTid].push_back(i);
+    }
+  }
+
+  // The index into ops of the innermost operation open on `tid` at `t`, or -1.
+  std::ptrdiff_t innermostAt(std::int64_t tid, TimeNs t) const {
+    auto thread = byThread_.find(tid);
+    if (thread == byThread_.end()) return -1;
+    const auto& list = thread->second;
+    auto it = std::upper_bound(list.begin(), list.end(), t,
+                               [&](TimeNs v, std::size_t i) { return v < ops_[i].start; });
+    if (it == list.begin()) return -1;
+    // The last one started; if it ended already, one of its ancestors may still be open.
+    std::size_t i = *(it - 1);
+    for (;;) {
+      const auto& op = ops_[i];
+      if (op.start <= t && t < op.end) return static_cast<std::ptrdiff_t>(i);
+      auto parent = op.parentId ? indexOfId_.find(op.parentId) : indexOfId_.end();
+      if (parent == indexOfId_.end()) return -1;
+      i = parent->second;
+    }
+  }
+
+  std::ptrdiff_t indexOfId(std::int64_t id) const {
+    auto it = indexOfId_.find(id);
+    return it == indexOfId_.end() ? -1 : static_cast<std::ptrdiff_t>(it->second);
+  }
+
+ private:
+  const std::vector<trace::OperationRecord>& ops_;
+  std::unordered_map<std::int64_t, std::size_t> indexOfId_;
+  std::unordered_map<std::int64_t, std::vector<std::size_t>> byThread_;
+};
+
 std::vector<std::string> namesOf(const std::vector<std::uint32_t>& set) {
   std::vector<std::string> names;
   for (std::uint32_t c : set) names.emplace_back(trace::categoryName(static_cast<Category>(c)));
@@ -98,8 +189,48 @@ std::vector<std::string> namesOf(const std::vector<std::uint32_t>& set) {
   return names;
 }
 
+// Which overhead sources apply to this trace, and their cost per event.
+struct OverheadCosts {
+  std::array<double, 3> perEvent{};  // annotation, python transition, CUDA API interception
+  std::array<bool, 4> on{};          // per kOverheadSources
+  const Calibration* calibration = nullptr;
+  double cuptiNs(std::string_view api) const {
+    return on[3] ? calibration->costNs(cost::kCupti, api) : 0;
+  }
+};
+
+// Overhead intervals at the anchors of docs/analysis.md ("Correction"): each costs the CPU time
+// under it. Annotation: the operation's first δ. Python transition: δ before each native call
+// and δ after it returns (each call is two transitions). CUDA API interception: δ after the
+// call. CUPTI: the call's first δ(API name).
+void addOverheadIntervals(ProcessEvents& e, const OverheadCosts& costs,
+                          trace::TraceReader& reader) {
+  auto add = [&](TimeNs start, double length, std::size_t source) {
+    auto ns = static_cast<TimeNs>(length + 0.5);
+    if (ns > 0)
+      e.categories.push_back(
+          {start, start + ns, kOverheadBase + static_cast<std::uint32_t>(source)});
+  };
+  if (costs.on[0])
+    for (const auto& op : e.operations) add(op.start, costs.perEvent[0], 0);
+  if (costs.on[1])
+    for (const auto& c : e.nativeCalls) {
+      add(c.start - static_cast<TimeNs>(costs.perEvent[1] + 0.5), costs.perEvent[1], 1);
+      add(c.end, costs.perEvent[1], 1);
+    }
+  std::unordered_map<trace::StringId, double> cupti;
+  for (const auto& call : e.apiCalls) {
+    if (costs.on[2]) add(call.end, costs.perEvent[2], 2);
+    if (costs.on[3]) {
+      auto [it, added] = cupti.try_emplace(call.nameId, 0.0);
+      if (added) it->second = costs.cuptiNs(reader.string(call.nameId));
+      add(call.start, it->second, 3);
+    }
+  }
+}
+
 void analyzeProcess(std::int64_t pid, ProcessEvents& events, trace::TraceReader& reader,
-                    Breakdown& out) {
+                    const OverheadCosts* costs, Breakdown& out) {
   // Operations listed parents first where they start together (the engine's rule).
   auto& ops = events.operations;
   std::sort(ops.begin(), ops.end(), [](const auto& a, const auto& b) {
@@ -123,6 +254,7 @@ void analyzeProcess(std::int64_t pid, ProcessEvents& events, trace::TraceReader&
     ++instances[it->second];
     spans.push_back({op.start, op.end, it->second});
   }
+  if (costs) addOverheadIntervals(events, *costs, reader);
   OverlapResult r = computeOverlap(events.categories, spans);
   out.events += events.categories.size() + spans.size();
 
@@ -133,9 +265,48 @@ void analyzeProcess(std::int64_t pid, ProcessEvents& events, trace::TraceReader&
     rows[i].phase = keys[i].second;
     rows[i].instances = instances[i];
   }
+
+  // Launches and transitions belong to the innermost operation open on the calling thread.
+  ThreadOperations threadOps(ops);
+  auto keyAt = [&](std::int64_t tid, TimeNs t) -> std::uint32_t {
+    auto i = threadOps.innermostAt(tid, t);
+    return i < 0 ? kUnannotated : spans[static_cast<std::size_t>(i)].operation;
+  };
+  std::unordered_map<std::int64_t, std::uint32_t> launchKey;  // correlation id -> key
+  for (const auto& call : events.apiCalls) {
+    std::uint32_t key = keyAt(call.globalTid, call.start);
+    ++rows[key].transitions.toCudaApi;
+    if (call.correlationId) launchKey.emplace(call.correlationId, key);
+  }
+  for (const auto& [correlation, opId] : events.launchedBy)
+    if (auto i = threadOps.indexOfId(opId); i >= 0)
+      launchKey[correlation] = spans[static_cast<std::size_t>(i)].operation;
+  for (const auto& g : events.gpu) {
+    auto it = launchKey.find(g.correlationId);
+    auto& row = rows[it == launchKey.end() ? kUnannotated : it->second];
+    row.launchedGpu += g.end - g.start;
+    ++row.launchedGpuActivities;
+  }
+  for (const auto& c : events.nativeCalls) {
+    auto& t = rows[keyAt(c.globalTid, c.start)].transitions;
+    ++(c.category == Category::kBackend ? t.pythonToBackend : t.pythonToSimulator);
+  }
+
   for (const auto& c : r.cells) {
     OperationBreakdown& row = rows[c.operation];
-    const auto& set = r.sets[c.set];
+    std::vector<std::uint32_t> set = r.sets[c.set];
+    auto overhead = std::find_if(set.begin(), set.end(), isOverhead);
+    if (overhead != set.end()) {
+      // Profiler time: the CPU categories under it were the profiler's, not the program's.
+      std::uint32_t source = *overhead - kOverheadBase;
+      bool nobodys = c.operation == kUnannotated &&
+                     std::all_of(set.begin(), set.end(), [](auto k) { return isOverhead(k); });
+      std::erase_if(set, [](auto k) { return !isGpu(k); });
+      if (set.empty()) {
+        if (!nobodys) out.correction->sources[kOverheadSources[source]].breakdownNs += c.time;
+        continue;
+      }
+    }
     bool cpu = std::any_of(set.begin(), set.end(), [](auto k) { return !isGpu(k); });
     bool gpu = std::any_of(set.begin(), set.end(), isGpu);
     row.time += c.time;
@@ -145,28 +316,138 @@ void analyzeProcess(std::int64_t pid, ProcessEvents& events, trace::TraceReader&
       row.cpu += c.time;
     else if (gpu)
       row.gpu += c.time;
-    row.categories.push_back({namesOf(set), c.time});
+    auto names = namesOf(set);
+    auto same = std::find_if(row.categories.begin(), row.categories.end(),
+                             [&](const auto& s) { return s.set == names; });
+    if (same != row.categories.end())
+      same->time += c.time;  // a set that only differed by overhead
+    else
+      row.categories.push_back({std::move(names), c.time});
   }
   for (auto& row : rows) {
-    if (row.time == 0) continue;
+    if (row.time == 0 && row.launchedGpu == 0) continue;
     std::sort(row.categories.begin(), row.categories.end(),
               [](const auto& a, const auto& b) { return a.time > b.time; });
     out.operations.push_back(std::move(row));
   }
 }
 
+// The features rlscope-prof recorded with (meta "features"); throws for a trace it did not
+// record, which has no profiler overhead to remove.
+nlohmann::json recordedFeatures(trace::TraceReader& reader) {
+  auto f = reader.metaValue(trace::meta::kFeatures);
+  nlohmann::json features = f ? nlohmann::json::parse(*f, nullptr, false) : nlohmann::json();
+  if (!features.is_object())
+    throw std::runtime_error(
+        "this trace was not recorded by rlscope-prof (it has no feature list), so it has no "
+        "profiler overhead to correct; analyze it without a calibration");
+  return features;
+}
+
+// Decides which sources apply (those calibrated whose feature was on) and starts the record.
+OverheadCosts overheadCosts(trace::TraceReader& reader, const AnalyzeOptions& options,
+                            Correction& correction) {
+  auto features = recordedFeatures(reader);
+  const Calibration& cal = *options.calibration;
+  OverheadCosts costs;
+  costs.calibration = &cal;
+  const std::array<const char*, 4> feature = {"nvtx", "python", "cuda_api", "gpu_activity"};
+  bool gpuUnavailable =
+      reader.metaValue(trace::meta::kGpuActivity).value_or("").starts_with("unavailable");
+  for (std::size_t i = 0; i < kOverheadSources.size(); ++i) {
+    const char* source = kOverheadSources[i];
+    bool calibrated = i == 3 ? std::any_of(cal.costs.begin(), cal.costs.end(),
+                                           [](const Cost& c) { return c.source == cost::kCupti; })
+                             : cal.find(source) != nullptr;
+    bool recorded = features.value(feature[i], false);
+    if (!recorded) {
+      if (calibrated)
+        correction.notes.push_back(std::string(source) + ": not applied, " + feature[i] +
+                                   " was off in this trace");
+      continue;
+    }
+    if (!calibrated) {
+      // Only worth saying where such events can be in the trace: CUDA costs on a machine
+      // without a GPU are not calibrated, and a CPU-only trace has nothing to pay them.
+      if (i < 2 || !gpuUnavailable)
+        correction.notes.push_back(std::string(source) +
+                                   ": not calibrated, so its overhead stays in the times");
+      continue;
+    }
+    costs.on[i] = true;
+    if (i < 3) costs.perEvent[i] = cal.costNs(source);
+    correction.sources[source];  // listed even when no event needs it
+  }
+  return costs;
+}
+
+// The whole-run correction: events × cost per source, off the command's wall time, and the
+// bias against the uninstrumented run.
+void correctTotal(trace::TraceReader& reader, const OverheadCosts& costs,
+                  const std::map<std::int64_t, ProcessEvents>& byProcess, Breakdown& out) {
+  Correction& c = *out.correction;
+  const Calibration& cal = *costs.calibration;
+  auto set = [&](const char* source, std::int64_t events, double removed) {
+    auto& s = c.sources[source];
+    s.events = events;
+    s.removedNs = removed;
+    s.costNs = events ? removed / static_cast<double>(events) : 0;
+  };
+  if (cal.find(cost::kProcess)) {
+    auto processes = reader.rowCount(trace::table::kProcesses);
+    set(cost::kProcess, processes, static_cast<double>(processes) * cal.costNs(cost::kProcess));
+  }
+  std::int64_t ops = 0, calls = 0;
+  double cupti = 0;
+  for (const auto& [pid, e] : byProcess) {
+    ops += static_cast<std::int64_t>(e.operations.size());
+    calls += static_cast<std::int64_t>(e.apiCalls.size());
+    if (costs.on[3])
+      for (const auto& call : e.apiCalls) cupti += costs.cuptiNs(reader.string(call.nameId));
+  }
+  if (costs.on[0]) set(cost::kAnnotation, ops, static_cast<double>(ops) * costs.perEvent[0]);
+  if (costs.on[1]) {
+    auto t = reader.metaValue(trace::meta::kPythonTransitions);
+    std::int64_t n = t ? std::stoll(*t) : 0;
+    set(cost::kPythonTransition, n, static_cast<double>(n) * costs.perEvent[1]);
+  }
+  if (costs.on[2])
+    set(cost::kCudaApiInterception, calls, static_cast<double>(calls) * costs.perEvent[2]);
+  if (costs.on[3]) set(cost::kCupti, calls, cupti);
+  c.uncorrectedTotalNs = static_cast<double>(out.totalNs);
+  c.correctedTotalNs = c.uncorrectedTotalNs;
+  for (const auto& [name, s] : c.sources) c.correctedTotalNs -= s.removedNs;
+  c.uninstrumentedNs = cal.uninstrumentedNs.mean;
+  if (c.uninstrumentedNs > 0)
+    c.biasPct = 100.0 * (c.correctedTotalNs - c.uninstrumentedNs) / c.uninstrumentedNs;
+}
+
+TimeNs totalOf(trace::TraceReader& reader) {
+  if (auto e = reader.metaValue(trace::meta::kCommandElapsedNs)) return std::stoll(*e);
+  auto span = reader.timeSpan();
+  return span ? span->end - span->start : 0;
+}
+
 }  // namespace
 
-Breakdown analyzeTrace(trace::TraceReader& reader,
-                       const std::function<void(const std::string&)>& progress) {
+Breakdown analyzeTrace(trace::TraceReader& reader, const AnalyzeOptions& options) {
   Breakdown out;
+  out.totalNs = totalOf(reader);
+  std::optional<OverheadCosts> costs;
+  if (options.calibration) {
+    out.correction.emplace();
+    out.correction->calibrationOrigin = options.calibrationOrigin;
+    costs = overheadCosts(reader, options, *out.correction);
+  }
   auto byProcess = readEvents(reader);
+  if (costs) correctTotal(reader, *costs, byProcess, out);
   for (auto& [pid, events] : byProcess) {
-    if (progress)
-      progress("analyzing process " + std::to_string(pid) + " (" +
-               std::to_string(events.categories.size() + events.operations.size()) + " intervals)");
+    if (options.progress)
+      options.progress("analyzing process " + std::to_string(pid) + " (" +
+                       std::to_string(events.categories.size() + events.operations.size()) +
+                       " intervals)");
     std::size_t first = out.operations.size();
-    analyzeProcess(pid, events, reader, out);
+    analyzeProcess(pid, events, reader, costs ? &*costs : nullptr, out);
     std::sort(out.operations.begin() + static_cast<std::ptrdiff_t>(first), out.operations.end(),
               [](const auto& a, const auto& b) { return a.time > b.time; });
   }

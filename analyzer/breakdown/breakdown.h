@@ -1,13 +1,18 @@
 // The breakdown of a trace (design.md §4-§5): per process, per operation (all its instances, in
 // the phase each started in), time per resource (CPU, GPU, CPU+GPU) and per category set, from
-// the overlap engine. GPU work counts where it runs in time (RL-Scope's wall-time view).
+// the overlap engine. GPU work counts two ways: where it runs in time (RL-Scope's wall-time view,
+// in the resources and sets) and for the operation that launched it (`launchedGpu`). With a
+// calibration, the profiler's own overhead is removed (docs/analysis.md, "Correction").
 #pragma once
 
 #include <cstdint>
 #include <functional>
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "calibration.h"
 #include "rlscope/trace/reader.h"
 
 namespace rlscope::analysis {
@@ -19,6 +24,15 @@ struct CategorySetTime {
   trace::TimeNs time = 0;
 };
 
+// Language transitions made inside an operation, counted where each call starts: every Backend
+// or Simulator interval is entered once (from Python, or on the return from a Python callback),
+// every CUDA API call once (from whichever CPU category was running).
+struct TransitionCounts {
+  std::uint64_t pythonToBackend = 0;
+  std::uint64_t pythonToSimulator = 0;
+  std::uint64_t toCudaApi = 0;
+};
+
 struct OperationBreakdown {
   std::int64_t process = 0;  // pid
   std::string name;          // kUnannotatedName for time outside every operation
@@ -27,16 +41,45 @@ struct OperationBreakdown {
   trace::TimeNs time = 0;                      // all of it, idle time inside the operation included
   trace::TimeNs cpu = 0, gpu = 0, cpuGpu = 0;  // CPU only, GPU only, both at once
   std::vector<CategorySetTime> categories;     // non-zero only, longest first
+  // GPU time (kernels, memcpys, memsets) launched from inside this operation, wherever it ran.
+  trace::TimeNs launchedGpu = 0;
+  std::uint64_t launchedGpuActivities = 0;
+  TransitionCounts transitions;
+};
+
+// What overhead correction did (present only in a corrected breakdown).
+struct Correction {
+  std::string calibrationOrigin;  // the calibration file, or "trace"
+  struct Source {
+    std::int64_t events = 0;
+    double costNs = 0;              // per event (mean; for cupti, the events' weighted mean)
+    double removedNs = 0;           // events × cost: what the corrected total loses
+    trace::TimeNs breakdownNs = 0;  // CPU time the breakdown lost under this source's intervals
+  };
+  std::map<std::string, Source> sources;  // by cost::k* name, only those applied
+  std::vector<std::string> notes;         // sources not applied, and why
+  double uncorrectedTotalNs = 0;          // the profiled command's wall time
+  double correctedTotalNs = 0;
+  double uninstrumentedNs = 0;  // 0 when the calibration has no uninstrumented run
+  std::optional<double> biasPct;
 };
 
 struct Breakdown {
   std::vector<OperationBreakdown> operations;  // by process, then longest first
   std::uint64_t events = 0;                    // intervals the overlap engine swept
+  trace::TimeNs totalNs = 0;  // the command's wall time (rlscope-prof), else the trace's span
+  std::optional<Correction> correction;
+};
+
+struct AnalyzeOptions {
+  // Remove the profiler's overhead with these costs (nullptr: as recorded).
+  const Calibration* calibration = nullptr;
+  std::string calibrationOrigin;
+  std::function<void(const std::string&)> progress;  // one line per process
 };
 
 // Reads every process's category intervals, CUDA API calls, GPU activity, operations and phases.
-// `progress` (optional) gets one line per process.
-Breakdown analyzeTrace(trace::TraceReader& reader,
-                       const std::function<void(const std::string&)>& progress = {});
+// Throws std::runtime_error when asked to correct a trace rlscope-prof did not record.
+Breakdown analyzeTrace(trace::TraceReader& reader, const AnalyzeOptions& options = {});
 
 }  // namespace rlscope::analysis

@@ -52,9 +52,66 @@ nlohmann::json toJson(const Breakdown& b) {
          {"time_us", us(o.time)},
          {"resources", {{"CPU", us(o.cpu)}, {"GPU", us(o.gpu)}, {"CPU+GPU", us(o.cpuGpu)}}},
          {"gpu_bound_us", us(o.gpu + o.cpuGpu)},
+         {"launched_gpu_us", us(o.launchedGpu)},
+         {"launched_gpu_activities", o.launchedGpuActivities},
+         {"transitions",
+          {{"Python->Backend", o.transitions.pythonToBackend},
+           {"Python->Simulator", o.transitions.pythonToSimulator},
+           {"Backend->CUDA API", o.transitions.toCudaApi}}},
          {"categories", categories}});
   }
-  return {{"schema", "rlscope.analysis/1"}, {"corrected", false}, {"operations", ops}};
+  nlohmann::json doc = {{"schema", "rlscope.analysis/1"},
+                        {"corrected", b.correction.has_value()},
+                        {"total_us", us(b.totalNs)},
+                        {"operations", ops}};
+  if (b.correction) doc["correction"] = correctionToJson(*b.correction);
+  return doc;
+}
+
+nlohmann::json correctionToJson(const Correction& c) {
+  nlohmann::json removed = nlohmann::json::object(), breakdown = nlohmann::json::object(),
+                 events = nlohmann::json::object(), perEvent = nlohmann::json::object();
+  for (const auto& [name, s] : c.sources) {
+    removed[name] = s.removedNs / 1e3;
+    breakdown[name] = us(s.breakdownNs);
+    events[name] = s.events;
+    perEvent[name] = s.costNs;
+  }
+  nlohmann::json j = {{"calibration", c.calibrationOrigin},
+                      {"uncorrected_total_us", c.uncorrectedTotalNs / 1e3},
+                      {"corrected_total_us", c.correctedTotalNs / 1e3},
+                      {"removed_us", removed},
+                      {"breakdown_removed_us", breakdown},
+                      {"events", events},
+                      {"cost_per_event_ns", perEvent},
+                      {"notes", c.notes}};
+  if (c.uninstrumentedNs > 0) j["uninstrumented_total_us"] = c.uninstrumentedNs / 1e3;
+  if (c.biasPct) j["bias_pct"] = *c.biasPct;
+  return j;
+}
+
+static void writeCorrection(const Correction& c, std::ostream& out) {
+  char line[256];
+  out << "\noverhead correction (calibration: " << c.calibrationOrigin << ")\n";
+  std::snprintf(line, sizeof line, "  %-24s %12s %14s %14s %14s\n", "source", "events",
+                "ns per event", "removed ms", "breakdown ms");
+  out << line;
+  for (const auto& [name, s] : c.sources) {
+    std::snprintf(line, sizeof line, "  %-24s %12lld %14.1f %14.3f %14s\n", name.c_str(),
+                  static_cast<long long>(s.events), s.costNs, s.removedNs / 1e6,
+                  ms(s.breakdownNs).c_str());
+    out << line;
+  }
+  std::snprintf(line, sizeof line, "  run time: %.3f ms as profiled, %.3f ms corrected",
+                c.uncorrectedTotalNs / 1e6, c.correctedTotalNs / 1e6);
+  out << line;
+  if (c.biasPct) {
+    std::snprintf(line, sizeof line, ", %.3f ms uninstrumented: bias %+.1f%%",
+                  c.uninstrumentedNs / 1e6, *c.biasPct);
+    out << line;
+  }
+  out << "\n";
+  for (const auto& n : c.notes) out << "  note: " << n << "\n";
 }
 
 void writeTable(const Breakdown& b, std::ostream& out) {
@@ -82,8 +139,14 @@ void writeTable(const Breakdown& b, std::ostream& out) {
   }
   out << "\nCPU / GPU / CPU+GPU: share of each operation's time with only CPU categories, only "
          "GPU\n"
-         "ones, or both active (GPU-bound = GPU + CPU+GPU). Times are not corrected for the\n"
-         "profiler's overhead.\n";
+         "ones, or both active (GPU-bound = GPU + CPU+GPU).";
+  if (b.correction) {
+    out << " The profiler's overhead is removed.\n";
+    writeCorrection(*b.correction, out);
+  } else {
+    out << " Times are as recorded, profiler overhead\n"
+           "included (rlscope calibrate, then --calibration, removes it).\n";
+  }
 }
 
 void writeCsv(const Breakdown& b, std::ostream& out) {

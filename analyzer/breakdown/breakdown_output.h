@@ -11,6 +11,8 @@ namespace rlscope::analysis {
 
 // {"schema": "rlscope.analysis/1", "corrected": false, "operations": [...]}, times in µs.
 nlohmann::json toJson(const Breakdown& b);
+// The "correction" object of the JSON: per source events, cost and time removed; the bias.
+nlohmann::json correctionToJson(const Correction& c);
 void writeTable(const Breakdown& b, std::ostream& out);
 // One row per (operation, category set): process, operation, phase, set, time_us.
 void writeCsv(const Breakdown& b, std::ostream& out);

@@ -223,6 +223,12 @@ class Merger {
       w_.setMeta(trace::meta::kPythonTransitions, std::to_string(transitions_));
     report_.gpuActivity = gpuActivity();
     w_.setMeta(trace::meta::kGpuActivity, report_.gpuActivity);
+    if (options_.commandElapsedNs > 0)
+      w_.setMeta(trace::meta::kCommandElapsedNs, std::to_string(options_.commandElapsedNs));
+    for (const auto& c : options_.calibration) {
+      w_.addCalibration(c);
+      count(trace::table::kCalibration);
+    }
   }
 
  private:

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "rlscope/trace/records.h"
+
 namespace rlscope::merge {
 
 struct MergeOptions {
@@ -18,6 +20,11 @@ struct MergeOptions {
   // Why GPU activity cannot be recorded at all on this machine (found before the run), or empty.
   std::string gpuUnavailableReason;
   std::function<void(const std::string&)> progress;  // optional progress lines
+  // The wall time of the profiled command, spawn to exit, as rlscope-prof measured it (0:
+  // unknown): the instrumented total that overhead correction starts from.
+  std::int64_t commandElapsedNs = 0;
+  // Per-event overhead costs measured for this command (rlscope-prof --calibrate).
+  std::vector<trace::CalibrationRecord> calibration;
 };
 
 struct MergeReport {

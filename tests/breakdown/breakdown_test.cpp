@@ -8,6 +8,7 @@
 
 #include "breakdown_output.h"
 #include "rlscope/trace/global_id.h"
+#include "rlscope/trace/schema.h"
 #include "rlscope/trace/writer.h"
 #include "support/run_command.h"
 #include "support/temp_dir.h"
@@ -134,6 +135,172 @@ TEST(Breakdown, JsonFollowsTheContract) {
     }
   }
   EXPECT_TRUE(found);
+}
+
+// One operation [0, 1000) of a Python thread that calls the backend [400, 600); a kernel runs
+// [500, 900), launched at [420, 430) by that call (correlation 7). Recorded by rlscope-prof with
+// `features` on, 2000 ns of command wall time and 2 Python transitions.
+std::filesystem::path writeCorrectable(const testing::TempDir& dir, const char* features) {
+  auto path = dir / "correctable.sqlite";
+  trace::TraceWriter w(path);
+  w.setMeta(trace::meta::kFeatures, features);
+  w.setMeta(trace::meta::kCommandElapsedNs, "2000");
+  w.setMeta(trace::meta::kPythonTransitions, "2");
+  w.addProcess({.globalPid = trace::globalPidOf(kPid), .pid = kPid, .name = "python"});
+  w.addCpuInterval({.start = 0, .end = 1000, .globalTid = kMain, .category = Category::kPython});
+  w.addCpuInterval({.start = 400, .end = 600, .globalTid = kMain, .category = Category::kBackend});
+  trace::ApiCallRecord launch;
+  launch.start = 420;
+  launch.end = 430;
+  launch.globalTid = kMain;
+  launch.correlationId = 7;
+  launch.nameId = w.intern("cudaLaunchKernel");
+  w.addApiCall(trace::ApiKind::kRuntime, launch);
+  trace::KernelRecord k;
+  k.start = 500;
+  k.end = 900;
+  k.correlationId = 7;
+  k.globalPid = trace::globalPidOf(kPid);
+  k.shortName = k.demangledName = k.mangledName = w.intern("gemm");
+  w.addKernel(k);
+  w.addOperation(
+      {.id = 1, .start = 0, .end = 1000, .globalTid = kMain, .nameId = w.intern("update")});
+  w.commit();
+  return path;
+}
+
+Calibration knownCosts() {
+  Calibration c;
+  c.uninstrumentedNs = {1700, 0, 1};
+  c.costs = {{cost::kProcess, "", {10, 0, 1}},
+             {cost::kAnnotation, "", {100, 0, 1}},
+             {cost::kPythonTransition, "", {50, 0, 1}},
+             {cost::kCupti, "cudaLaunchKernel", {5, 0, 1}}};
+  return c;
+}
+
+TEST(Correction, OverheadIntervalsRemoveCpuTimeAndKeepGpuTime) {
+  testing::TempDir dir;
+  trace::TraceReader reader(writeCorrectable(
+      dir, R"({"nvtx": true, "python": true, "cuda_api": true, "gpu_activity": true})"));
+  Calibration cal = knownCosts();
+  Breakdown b = analyzeTrace(reader, {.calibration = &cal, .calibrationOrigin = "test"});
+  // Overhead: annotation [0, 100); Python transitions [350, 400) and [600, 650); CUPTI
+  // [420, 425). CPU-only time under them is dropped; [600, 650) runs the kernel, so it stays
+  // as GPU-only time.
+  const auto& update = find(b, "update");
+  EXPECT_EQ(update.time, 1000 - 100 - 50 - 5);
+  EXPECT_EQ(setTime(update, {"Python"}), 250 + 100);
+  EXPECT_EQ(setTime(update, {"Backend", "Python"}), 20 + 70);
+  EXPECT_EQ(setTime(update, {"Backend", "CUDA API", "Python"}), 5);
+  EXPECT_EQ(setTime(update, {"Backend", "GPU kernel", "Python"}), 100);
+  EXPECT_EQ(setTime(update, {"GPU kernel"}), 50);
+  EXPECT_EQ(setTime(update, {"GPU kernel", "Python"}), 250);
+  EXPECT_EQ(update.gpu, 50);
+  ASSERT_TRUE(b.correction);
+  const Correction& c = *b.correction;
+  EXPECT_EQ(c.sources.at(cost::kAnnotation).breakdownNs, 100);
+  EXPECT_EQ(c.sources.at(cost::kPythonTransition).breakdownNs, 50);
+  EXPECT_EQ(c.sources.at(cost::kCupti).breakdownNs, 5);
+  // The whole run: 2000 − 1 process × 10 − 1 operation × 100 − 2 transitions × 50 − 1 call × 5.
+  EXPECT_DOUBLE_EQ(c.sources.at(cost::kPythonTransition).removedNs, 100);
+  EXPECT_DOUBLE_EQ(c.correctedTotalNs, 2000 - 10 - 100 - 100 - 5);
+  ASSERT_TRUE(c.biasPct);
+  EXPECT_NEAR(*c.biasPct, 100.0 * (1785 - 1700) / 1700, 1e-9);
+  auto j = toJson(b);
+  EXPECT_EQ(j["corrected"], true);
+  EXPECT_DOUBLE_EQ(j["correction"]["corrected_total_us"].get<double>(), 1.785);
+  EXPECT_DOUBLE_EQ(j["correction"]["removed_us"]["annotation"].get<double>(), 0.1);
+}
+
+TEST(Correction, OnlyFeaturesTheTraceRecordedAreCorrected) {
+  testing::TempDir dir;
+  trace::TraceReader reader(writeCorrectable(
+      dir, R"({"nvtx": true, "python": false, "cuda_api": true, "gpu_activity": true})"));
+  Calibration cal = knownCosts();
+  Breakdown b = analyzeTrace(reader, {.calibration = &cal});
+  EXPECT_EQ(find(b, "update").time, 1000 - 100 - 5);
+  EXPECT_FALSE(b.correction->sources.contains(cost::kPythonTransition));
+  bool noted = false;
+  for (const auto& n : b.correction->notes)
+    noted |= n.find("python_transition: not applied, python was off") != std::string::npos;
+  EXPECT_TRUE(noted);
+  EXPECT_DOUBLE_EQ(b.correction->correctedTotalNs, 2000 - 10 - 100 - 5);
+}
+
+TEST(Correction, ATraceRlscopeProfDidNotRecordIsRefused) {
+  testing::TempDir dir;
+  trace::TraceReader reader(writeStep(dir));
+  Calibration cal = knownCosts();
+  EXPECT_THROW(analyzeTrace(reader, {.calibration = &cal}), std::runtime_error);
+}
+
+TEST(Attribution, GpuWorkGoesToTheOperationThatLaunchedItAndTransitionsAreCounted) {
+  testing::TempDir dir;
+  auto path = dir / "launches.sqlite";
+  {
+    trace::TraceWriter w(path);
+    w.addProcess({.globalPid = trace::globalPidOf(kPid), .pid = kPid, .name = "python"});
+    auto op = [&](std::int64_t id, trace::TimeNs s, trace::TimeNs e, const char* name,
+                  std::int64_t parent, int depth, std::int64_t tid = kMain) {
+      w.addOperation({.id = id,
+                      .start = s,
+                      .end = e,
+                      .globalTid = tid,
+                      .nameId = w.intern(name),
+                      .parentId = parent,
+                      .depth = depth});
+    };
+    op(1, 0, 100, "step", 0, 0);
+    op(2, 10, 20, "inference", 1, 1);
+    op(3, 30, 40, "backprop", 1, 1);
+    auto launch = [&](trace::TimeNs at, std::int64_t tid, std::int64_t correlation) {
+      trace::ApiCallRecord r;
+      r.start = at;
+      r.end = at + 2;
+      r.globalTid = tid;
+      r.correlationId = correlation;
+      r.nameId = w.intern("cudaLaunchKernel");
+      w.addApiCall(trace::ApiKind::kRuntime, r);
+    };
+    auto kernel = [&](trace::TimeNs s, trace::TimeNs e, std::int64_t correlation) {
+      trace::KernelRecord k;
+      k.start = s;
+      k.end = e;
+      k.correlationId = correlation;
+      k.globalPid = trace::globalPidOf(kPid);
+      k.shortName = k.demangledName = k.mangledName = w.intern("k");
+      w.addKernel(k);
+    };
+    launch(12, kMain, 1);  // in inference; its kernel runs later, during backprop
+    kernel(30, 70, 1);
+    launch(45, kMain, 2);  // in step, after backprop ended: the step's (the parent's)
+    kernel(50, 55, 2);
+    launch(15, kWorker, 3);  // another thread, no operation of its own...
+    kernel(80, 90, 3);
+    // ...but the collector recorded that it was launched for backprop (external correlation).
+    w.addExternalCorrelation({trace::globalPidOf(kPid), 3, 3});
+    w.addCpuInterval({.start = 11, .end = 13, .globalTid = kMain, .category = Category::kBackend});
+    w.addCpuInterval(
+        {.start = 14, .end = 15, .globalTid = kMain, .category = Category::kSimulator});
+    w.addCpuInterval(
+        {.start = 200, .end = 210, .globalTid = kMain, .category = Category::kBackend});
+    w.commit();
+  }
+  trace::TraceReader reader(path);
+  Breakdown b = analyzeTrace(reader);
+  EXPECT_EQ(find(b, "inference").launchedGpu, 40);
+  EXPECT_EQ(find(b, "step").launchedGpu, 5);
+  EXPECT_EQ(find(b, "backprop").launchedGpu, 10);
+  EXPECT_EQ(find(b, "backprop").launchedGpuActivities, 1u);
+  // Wall time says otherwise: the first kernel runs while backprop is the innermost operation.
+  EXPECT_EQ(find(b, "backprop").gpu, 10);
+  const auto& t = find(b, "inference").transitions;
+  EXPECT_EQ(t.pythonToBackend, 1u);
+  EXPECT_EQ(t.pythonToSimulator, 1u);
+  EXPECT_EQ(t.toCudaApi, 1u);
+  EXPECT_EQ(find(b, kUnannotatedName).transitions.pythonToBackend, 1u);
+  EXPECT_EQ(find(b, kUnannotatedName).transitions.toCudaApi, 1u);  // the worker's launch
 }
 
 TEST(Breakdown, AnalyzeCommandOnARealA100Trace) {

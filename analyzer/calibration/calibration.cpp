@@ -1,0 +1,288 @@
+#include "calibration.h"
+
+#include <cmath>
+#include <fstream>
+#include <stdexcept>
+
+#include "rlscope/trace/schema.h"
+
+namespace rlscope::analysis {
+
+namespace {
+
+constexpr const char* kSchema = "rlscope.calibration/1";
+
+}  // namespace
+
+Statistic statisticOf(const std::vector<double>& values) {
+  Statistic s;
+  s.n = static_cast<std::int64_t>(values.size());
+  if (values.empty()) return s;
+  double sum = 0;
+  for (double v : values) sum += v;
+  s.mean = sum / static_cast<double>(values.size());
+  if (values.size() > 1) {
+    double squares = 0;
+    for (double v : values) squares += (v - s.mean) * (v - s.mean);
+    s.std = std::sqrt(squares / static_cast<double>(values.size() - 1));
+  }
+  return s;
+}
+
+std::int64_t EventCounts::apiCalls() const {
+  std::int64_t n = 0;
+  for (const auto& [name, api] : apis) n += api.calls;
+  return n;
+}
+
+EventCounts countEvents(trace::TraceReader& reader) {
+  EventCounts c;
+  c.processes = reader.rowCount(trace::table::kProcesses);
+  c.operations = reader.rowCount(trace::table::kOperations);
+  if (auto t = reader.metaValue(trace::meta::kPythonTransitions)) c.transitions = std::stoll(*t);
+  trace::EventFilter all;
+  all.storageOrder = true;
+  for (auto kind : {trace::ApiKind::kRuntime, trace::ApiKind::kDriver})
+    reader.forEachApiCall(kind, all, [&](const trace::ApiCallRecord& r) {
+      auto& api = c.apis[std::string(reader.string(r.nameId))];
+      ++api.calls;
+      api.totalNs += static_cast<double>(r.end - r.start);
+    });
+  return c;
+}
+
+const std::vector<CalibrationConfig>& calibrationConfigs() {
+  // name, baseline, profiled, nvtx, python, cudaApi, gpuActivity, needsGpu
+  static const std::vector<CalibrationConfig> configs = {
+      {"uninstrumented", "", false, false, false, false, false, false},
+      {"collector", "uninstrumented", true, false, false, false, false, false},
+      {"annotations", "collector", true, true, false, false, false, false},
+      {"python", "annotations", true, true, true, false, false, false},
+      {"cuda_api", "annotations", true, true, false, true, false, true},
+      {"gpu_activity", "cuda_api", true, true, false, true, true, true},
+  };
+  return configs;
+}
+
+const Cost* Calibration::find(std::string_view source, std::string_view name) const {
+  for (const auto& c : costs)
+    if (c.source == source && c.name == name) return &c;
+  return nullptr;
+}
+
+double Calibration::costNs(std::string_view source, std::string_view name) const {
+  const Cost* c = find(source, name);
+  return c && c->ns.mean > 0 ? c->ns.mean : 0;
+}
+
+namespace {
+
+// The runs of one configuration, by repetition.
+std::map<int, const RunMeasurement*> runsOf(const std::vector<RunMeasurement>& runs,
+                                            std::string_view config) {
+  std::map<int, const RunMeasurement*> out;
+  for (const auto& r : runs)
+    if (r.config == config) out[r.repetition] = &r;
+  return out;
+}
+
+// Δ wall time ÷ events, per repetition that both configurations have and that saw events.
+std::vector<double> perEventDeltas(const std::vector<RunMeasurement>& runs, std::string_view config,
+                                   std::string_view baseline,
+                                   std::int64_t (*events)(const EventCounts&)) {
+  std::vector<double> deltas;
+  auto with = runsOf(runs, config);
+  auto without = runsOf(runs, baseline);
+  for (const auto& [rep, run] : with) {
+    auto base = without.find(rep);
+    std::int64_t n = events(run->events);
+    if (base == without.end() || n <= 0) continue;
+    deltas.push_back((run->elapsedNs - base->second->elapsedNs) / static_cast<double>(n));
+  }
+  return deltas;
+}
+
+// CUPTI's cost per API name: how much longer the mean call of that API is with GPU activity
+// recording on than off (both with the API calls recorded, so their interception cancels).
+std::map<std::string, std::vector<double>> cuptiDeltas(const std::vector<RunMeasurement>& runs) {
+  std::map<std::string, std::vector<double>> deltas;
+  auto with = runsOf(runs, "gpu_activity");
+  auto without = runsOf(runs, "cuda_api");
+  for (const auto& [rep, run] : with) {
+    auto base = without.find(rep);
+    if (base == without.end()) continue;
+    for (const auto& [name, api] : run->events.apis) {
+      auto b = base->second->events.apis.find(name);
+      if (api.calls == 0 || b == base->second->events.apis.end() || b->second.calls == 0) continue;
+      deltas[name].push_back(api.totalNs / static_cast<double>(api.calls) -
+                             b->second.totalNs / static_cast<double>(b->second.calls));
+    }
+  }
+  return deltas;
+}
+
+void addCost(Calibration& c, const char* source, const std::string& name,
+             const std::vector<double>& deltas) {
+  if (deltas.empty()) return;
+  Cost cost{source, name, statisticOf(deltas)};
+  std::string what = std::string(source) + (name.empty() ? "" : " " + name);
+  char line[256];
+  if (cost.ns.mean < 0) {
+    std::snprintf(line, sizeof line,
+                  "the %s cost is negative (%.1f ns ± %.1f over %lld runs): run-to-run noise is "
+                  "larger than the cost; it is taken as 0 (more --repetitions, or a longer run)",
+                  what.c_str(), cost.ns.mean, cost.ns.std, static_cast<long long>(cost.ns.n));
+    c.warnings.emplace_back(line);
+  } else if (cost.ns.n > 1 && cost.ns.std > 0.5 * cost.ns.mean) {
+    std::snprintf(line, sizeof line,
+                  "the %s cost is noisy (%.1f ns ± %.1f over %lld runs): more --repetitions, or "
+                  "a longer run, would make it more trustworthy",
+                  what.c_str(), cost.ns.mean, cost.ns.std, static_cast<long long>(cost.ns.n));
+    c.warnings.emplace_back(line);
+  }
+  c.costs.push_back(std::move(cost));
+}
+
+}  // namespace
+
+Calibration computeCalibration(const std::vector<RunMeasurement>& runs) {
+  Calibration c;
+  c.runs = runs;
+  std::vector<double> plain;
+  for (const auto& [rep, run] : runsOf(runs, "uninstrumented")) plain.push_back(run->elapsedNs);
+  c.uninstrumentedNs = statisticOf(plain);
+  for (const auto& r : runs) c.repetitions = std::max(c.repetitions, r.repetition + 1);
+
+  addCost(c, cost::kProcess, "",
+          perEventDeltas(runs, "collector", "uninstrumented",
+                         [](const EventCounts& e) { return e.processes; }));
+  addCost(c, cost::kAnnotation, "",
+          perEventDeltas(runs, "annotations", "collector",
+                         [](const EventCounts& e) { return e.operations; }));
+  addCost(c, cost::kPythonTransition, "",
+          perEventDeltas(runs, "python", "annotations",
+                         [](const EventCounts& e) { return e.transitions; }));
+  addCost(c, cost::kCudaApiInterception, "",
+          perEventDeltas(runs, "cuda_api", "annotations",
+                         [](const EventCounts& e) { return e.apiCalls(); }));
+  for (const auto& [name, deltas] : cuptiDeltas(runs)) addCost(c, cost::kCupti, name, deltas);
+  return c;
+}
+
+namespace {
+
+nlohmann::json statisticJson(const Statistic& s) {
+  return {{"mean_ns", s.mean}, {"std_ns", s.std}, {"n", s.n}};
+}
+
+Statistic statisticFrom(const nlohmann::json& j) {
+  return {j.at("mean_ns").get<double>(), j.value("std_ns", 0.0), j.value("n", std::int64_t{0})};
+}
+
+}  // namespace
+
+nlohmann::json calibrationToJson(const Calibration& c) {
+  nlohmann::json costs = nlohmann::json::array();
+  for (const auto& cost : c.costs) {
+    auto j = statisticJson(cost.ns);
+    j["source"] = cost.source;
+    if (!cost.name.empty()) j["name"] = cost.name;
+    costs.push_back(std::move(j));
+  }
+  nlohmann::json runs = nlohmann::json::array();
+  for (const auto& r : c.runs) {
+    nlohmann::json apis = nlohmann::json::object();
+    for (const auto& [name, api] : r.events.apis)
+      apis[name] = {{"calls", api.calls}, {"total_ns", api.totalNs}};
+    runs.push_back({{"config", r.config},
+                    {"repetition", r.repetition},
+                    {"elapsed_ns", r.elapsedNs},
+                    {"processes", r.events.processes},
+                    {"operations", r.events.operations},
+                    {"transitions", r.events.transitions},
+                    {"apis", apis}});
+  }
+  return {{"schema", kSchema},
+          {"command", c.command},
+          {"repetitions", c.repetitions},
+          {"uninstrumented", statisticJson(c.uninstrumentedNs)},
+          {"costs", costs},
+          {"warnings", c.warnings},
+          {"runs", runs}};
+}
+
+Calibration calibrationFromJson(const nlohmann::json& j) {
+  if (!j.is_object() || j.value("schema", "") != kSchema)
+    throw std::runtime_error(std::string("not an rlscope calibration (expected schema \"") +
+                             kSchema + "\")");
+  try {
+    Calibration c;
+    c.command = j.value("command", "");
+    c.repetitions = j.value("repetitions", 0);
+    c.uninstrumentedNs = statisticFrom(j.at("uninstrumented"));
+    for (const auto& cost : j.at("costs"))
+      c.costs.push_back(
+          {cost.at("source").get<std::string>(), cost.value("name", ""), statisticFrom(cost)});
+    if (j.contains("warnings"))
+      for (const auto& w : j.at("warnings")) c.warnings.push_back(w.get<std::string>());
+    const nlohmann::json noRuns = nlohmann::json::array();
+    for (const auto& r : j.contains("runs") ? j.at("runs") : noRuns) {
+      RunMeasurement m;
+      m.config = r.at("config").get<std::string>();
+      m.repetition = r.at("repetition").get<int>();
+      m.elapsedNs = r.at("elapsed_ns").get<double>();
+      m.events.processes = r.value("processes", std::int64_t{0});
+      m.events.operations = r.value("operations", std::int64_t{0});
+      m.events.transitions = r.value("transitions", std::int64_t{0});
+      if (r.contains("apis"))  // items() of a temporary would dangle
+        for (const auto& [name, api] : r.at("apis").items())
+          m.events.apis[name] = {api.at("calls").get<std::int64_t>(),
+                                 api.at("total_ns").get<double>()};
+      c.runs.push_back(std::move(m));
+    }
+    return c;
+  } catch (const nlohmann::json::exception& e) {
+    throw std::runtime_error(std::string("malformed calibration: ") + e.what());
+  }
+}
+
+Calibration readCalibrationFile(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("cannot read calibration " + path.string());
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception&) {
+    throw std::runtime_error(path.string() + " is not JSON (expected an rlscope calibration)");
+  }
+  try {
+    return calibrationFromJson(j);
+  } catch (const std::exception& e) {
+    throw std::runtime_error(path.string() + ": " + e.what());
+  }
+}
+
+std::vector<trace::CalibrationRecord> calibrationRecords(const Calibration& c) {
+  std::vector<trace::CalibrationRecord> rows;
+  rows.push_back({cost::kUninstrumented, "", c.uninstrumentedNs.mean, c.uninstrumentedNs.std,
+                  c.uninstrumentedNs.n});
+  for (const auto& cost : c.costs)
+    rows.push_back({cost.source, cost.name, cost.ns.mean, cost.ns.std, cost.ns.n});
+  return rows;
+}
+
+Calibration calibrationFromRecords(const std::vector<trace::CalibrationRecord>& rows) {
+  Calibration c;
+  for (const auto& r : rows) {
+    Statistic s{r.meanNs, r.stdNs, r.count};
+    if (r.source == cost::kUninstrumented) {
+      c.uninstrumentedNs = s;
+      c.repetitions = static_cast<int>(r.count);
+    } else {
+      c.costs.push_back({r.source, r.name, s});
+    }
+  }
+  return c;
+}
+
+}  // namespace rlscope::analysis

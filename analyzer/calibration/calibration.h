@@ -1,0 +1,100 @@
+// Overhead calibration (design.md §4, reference/rlscope-method.md §2): the profiler's own cost
+// per recorded event, measured by running the same command in configurations that switch one
+// feature on at a time. This file holds the data and the arithmetic; running the configurations
+// is `rlscope calibrate` (cli/calibrate_command.cpp).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "rlscope/trace/reader.h"
+
+namespace rlscope::analysis {
+
+// Where a cost comes from: the `source` column of rlscope_calibration and of the JSON file.
+namespace cost {
+inline constexpr const char* kProcess = "process";        // per process: collector start/end
+inline constexpr const char* kAnnotation = "annotation";  // per operation (enter + exit)
+inline constexpr const char* kPythonTransition = "python_transition";  // per category push or pop
+inline constexpr const char* kCudaApiInterception = "cuda_api_interception";  // per API call
+inline constexpr const char* kCupti = "cupti";  // per API call, by API name (`name`)
+// Not a cost: the uninstrumented command's wall time, the reference of the bias.
+inline constexpr const char* kUninstrumented = "uninstrumented";
+}  // namespace cost
+
+struct Statistic {
+  double mean = 0;
+  double std = 0;  // sample standard deviation; 0 with one value
+  std::int64_t n = 0;
+};
+Statistic statisticOf(const std::vector<double>& values);
+
+struct Cost {
+  std::string source;  // one of cost::k*
+  std::string name;    // the CUDA API name for cost::kCupti, else empty
+  Statistic ns;        // per event
+};
+
+// What one run recorded, counted from its trace.
+struct EventCounts {
+  std::int64_t processes = 0;
+  std::int64_t operations = 0;
+  std::int64_t transitions = 0;  // Python <-> native: category pushes and pops
+  struct Api {
+    std::int64_t calls = 0;
+    double totalNs = 0;
+  };
+  std::map<std::string, Api> apis;  // CUDA runtime and driver calls by name
+  std::int64_t apiCalls() const;
+};
+EventCounts countEvents(trace::TraceReader& reader);
+
+// The configurations a calibration runs, in this order within each repetition. Each switches
+// on one more feature than the one it is compared with (`baseline`).
+struct CalibrationConfig {
+  const char* name;
+  const char* baseline;  // the configuration its time difference is taken against; "" for none
+  bool profiled;         // false: the plain command, no rlscope-prof at all
+  bool nvtx, python, cudaApi, gpuActivity;
+  bool needsGpu;  // skipped when no GPU is usable
+};
+const std::vector<CalibrationConfig>& calibrationConfigs();
+
+struct RunMeasurement {
+  std::string config;
+  int repetition = 0;    // from 0
+  double elapsedNs = 0;  // the command's wall time, spawn to exit
+  EventCounts events;    // empty for the uninstrumented configuration
+};
+
+struct Calibration {
+  std::string command;
+  int repetitions = 0;
+  Statistic uninstrumentedNs;  // wall time of the plain command
+  std::vector<Cost> costs;
+  std::vector<std::string> warnings;  // negative or noisy costs, missing configurations
+  std::vector<RunMeasurement> runs;   // what the costs were computed from (JSON file only)
+
+  const Cost* find(std::string_view source, std::string_view name = {}) const;
+  // The cost per event used for correction: the mean, clamped at 0 (a negative calibration is
+  // noise, RL-Scope's rule); 0 when not calibrated.
+  double costNs(std::string_view source, std::string_view name = {}) const;
+};
+
+// The costs from the runs: per repetition, Δ wall time ÷ events between a configuration and its
+// baseline (CUPTI: Δ mean API duration per name); mean, std and n over repetitions.
+Calibration computeCalibration(const std::vector<RunMeasurement>& runs);
+
+// The calibration file (docs/calibration.md): schema "rlscope.calibration/1".
+nlohmann::json calibrationToJson(const Calibration& c);
+Calibration calibrationFromJson(const nlohmann::json& j);  // throws std::runtime_error
+Calibration readCalibrationFile(const std::filesystem::path& path);
+// As rows of a trace's rlscope_calibration table, and back.
+std::vector<trace::CalibrationRecord> calibrationRecords(const Calibration& c);
+Calibration calibrationFromRecords(const std::vector<trace::CalibrationRecord>& rows);
+
+}  // namespace rlscope::analysis

@@ -1,0 +1,124 @@
+// GPU metrics of a trace, after Holistic Trace Analysis (docs/gpu-metrics.md): the kernel
+// breakdown (time per kernel name and per class), the GPU idle time breakdown (host wait, kernel
+// wait, other, per stream) and kernel launch statistics (launch delay, short kernels). Computed per
+// process and for the whole trace, from compact per-activity rows: the trace's records are
+// streamed, never kept.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "rlscope/trace/reader.h"
+
+namespace rlscope::analysis {
+
+// HTA's kernel types: NCCL kernels communicate, copies and sets move memory, the rest computes.
+enum class KernelClass { kCompute, kMemory, kCommunication };
+std::string_view kernelClassName(KernelClass c);
+// The class of a kernel (a CUPTI_ACTIVITY_KIND_KERNEL row) by its name: communication for NCCL
+// kernels, compute otherwise (memcpy and memset rows are memory by their table, not their name).
+KernelClass classifyKernel(std::string_view name);
+// The pseudo-kernel name nsys gives a memcpy of this ENUM_CUDA_MEMCPY_OPER kind, e.g.
+// "[CUDA memcpy HtoD]"; "[CUDA memcpy]" for a kind without its own name.
+std::string_view memcpyName(std::int64_t copyKind);
+inline constexpr std::string_view kMemsetName = "[CUDA memset]";
+inline constexpr std::string_view kUnnamedKernel = "(unnamed kernel)";
+
+struct GpuMetricsOptions {
+  // A gap shorter than this between two activities of one stream, not explained by a late launch,
+  // is "kernel wait" (launch overhead). HTA's consecutive_kernel_delay, whose default is 30 ns.
+  trace::TimeNs kernelWaitThreshold = 30;
+};
+
+// Durations of one kernel name. Mean and spread use Welford's update, so per-process statistics
+// merge exactly into the whole trace's.
+struct KernelStats {
+  std::string name;
+  KernelClass kernelClass = KernelClass::kCompute;
+  std::uint64_t count = 0;
+  trace::TimeNs total = 0, min = 0, max = 0;
+  double mean = 0;  // ns
+  double m2 = 0;    // sum of squared deviations from the mean
+
+  void add(trace::TimeNs duration);
+  void merge(const KernelStats& other);
+  // Sample standard deviation (pandas' std, as HTA reports it); 0 for fewer than two runs.
+  double stdDev() const;
+};
+
+struct ClassTotals {
+  trace::TimeNs compute = 0, memory = 0, communication = 0;
+  trace::TimeNs& operator[](KernelClass c);
+  trace::TimeNs sum() const { return compute + memory + communication; }
+};
+
+// Idle time of one stream: the gaps between its consecutive activities, each gap classified by the
+// activity that ends it.
+struct StreamIdle {
+  std::int64_t pid = 0;
+  std::int64_t deviceId = 0;
+  std::int64_t streamId = 0;
+  std::uint64_t activities = 0;
+  trace::TimeNs span = 0;  // first activity start -> last activity end on this stream
+  trace::TimeNs busy = 0;  // union of its activities
+  trace::TimeNs idle = 0;  // span - busy = hostWait + kernelWait + other
+  trace::TimeNs hostWait = 0, kernelWait = 0, other = 0;
+};
+
+// Idle time of one device within one process: the span minus the union of all its streams.
+struct DeviceIdle {
+  std::int64_t pid = 0;
+  std::int64_t deviceId = 0;
+  trace::TimeNs span = 0, busy = 0, idle = 0;
+};
+
+struct IdleBreakdown {
+  trace::TimeNs span = 0, busy = 0, idle = 0;             // device level, summed over devices
+  trace::TimeNs hostWait = 0, kernelWait = 0, other = 0;  // stream level, summed over streams
+  std::vector<DeviceIdle> devices;                        // by pid, device
+  std::vector<StreamIdle> streams;                        // by pid, device, stream
+  // Summed stream idle time; at least `idle` since a stream may wait while another one runs.
+  trace::TimeNs streamIdle() const { return hostWait + kernelWait + other; }
+};
+
+// Launch delay = activity start - end of its launching CUDA API call (HTA's definition).
+struct LaunchStats {
+  std::uint64_t count = 0;           // activities joined to their launching API call
+  std::uint64_t withoutApiCall = 0;  // activities whose correlation id matched no API call
+  std::uint64_t negativeDelays = 0;  // started before their API call returned
+  double delayMean = 0, delayP50 = 0, delayP95 = 0;  // ns; percentiles interpolate linearly
+  trace::TimeNs delayMin = 0, delayMax = 0;
+  // Activities that ran on the GPU for less time than their launching call took on the CPU.
+  std::uint64_t shortKernels = 0;
+  trace::TimeNs shortKernelTime = 0;  // their GPU time
+};
+
+struct GpuSummary {
+  std::uint64_t activities = 0;      // kernels, memcpys and memsets
+  std::vector<KernelStats> kernels;  // every name, longest total first
+  ClassTotals classes;               // over all of `kernels`
+  IdleBreakdown idle;
+  LaunchStats launch;        // kernels, memcpys and memsets
+  LaunchStats kernelLaunch;  // kernels only, as HTA's launch statistics (no synchronous copies)
+};
+
+struct ProcessGpuMetrics {
+  std::int64_t pid = 0;
+  GpuSummary metrics;
+};
+
+struct GpuMetrics {
+  // The whole trace: kernels merged by name, times summed over processes (a device two processes
+  // share counts once per process, as HTA counts it once per rank), launch delays pooled.
+  GpuSummary total;
+  std::vector<ProcessGpuMetrics> processes;  // processes with GPU activity, by pid
+  bool available() const { return total.activities > 0; }
+};
+
+// Reads the CUDA API calls (runtime and driver) and the GPU activity (kernels, memcpys, memsets)
+// of every process. A trace without GPU activity gives empty metrics, not an error.
+GpuMetrics computeGpuMetrics(trace::TraceReader& reader, const GpuMetricsOptions& options = {});
+
+}  // namespace rlscope::analysis

@@ -1,0 +1,246 @@
+#include "calibrate_command.h"
+
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+
+#include "launch.h"
+#include "rlscope/trace/atomic_output.h"
+#include "rlscope/trace/reader.h"
+
+extern char** environ;
+
+namespace rlscope::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+const char* const kCalibrateDescription =
+    "Measure what profiling COMMAND costs per recorded event, so that `rlscope analyze\n"
+    "--calibration CAL.json TRACE` can remove the profiler's overhead from a trace of it. Runs\n"
+    "COMMAND uninstrumented and under rlscope-prof with one more feature on at a time\n"
+    "(collector, annotations, Python tracking, and with a usable GPU CUDA API calls and GPU\n"
+    "activity), --repetitions times each, and takes each cost as the difference in wall time\n"
+    "divided by the events recorded (CUPTI: the difference in mean API call time, per API).\n"
+    "COMMAND must do the same work on every run (fixed seeds and step counts). The file format\n"
+    "is in docs/calibration.md.\n\n"
+    "  rlscope calibrate -o cal.json -- python train.py --steps 2000\n";
+
+std::vector<std::string> currentEnvironment() {
+  std::vector<std::string> env;
+  for (char** e = environ; e && *e; ++e) env.emplace_back(*e);
+  return env;
+}
+
+std::string joined(const std::vector<std::string>& words) {
+  std::string out;
+  for (const auto& w : words) out += (out.empty() ? "" : " ") + w;
+  return out;
+}
+
+// Why the CUDA configurations cannot run here, or empty.
+std::string gpuUnusableReason() {
+  if (!fs::exists(launch::libraryDirectory() / "librlscope_cupti.so"))
+    return "rlscope was built without CUDA";
+  return launch::probeGpu();
+}
+
+// One run of the plain command; the wall time from spawn to exit.
+std::optional<double> runUninstrumented(const std::string& path,
+                                        const std::vector<std::string>& command,
+                                        const ProfOptions& base) {
+  auto started = std::chrono::steady_clock::now();
+  launch::ExitStatus status = launch::runAndWait(path, command, currentEnvironment());
+  auto elapsed = std::chrono::steady_clock::now() - started;
+  launch::waitForDescendants(
+      std::chrono::milliseconds(static_cast<long>(base.waitDescendantsSeconds * 1000)), [] {});
+  if (status.code != 0) {
+    std::cerr << "rlscope calibrate: error: " << command[0] << " exited with status " << status.code
+              << " when run without rlscope; calibration needs a command that succeeds\n";
+    return std::nullopt;
+  }
+  return std::chrono::duration<double, std::nano>(elapsed).count();
+}
+
+// One run under rlscope-prof with the configuration's features; its wall time and event counts.
+std::optional<analysis::RunMeasurement> runProfiled(const analysis::CalibrationConfig& config,
+                                                    const std::vector<std::string>& command,
+                                                    const ProfOptions& base,
+                                                    const fs::path& scratch) {
+  ProfOptions o = base;
+  o.quiet = true;
+  o.calibrate = false;
+  o.keepParts = false;
+  o.calibration.clear();
+  o.noNvtx = !config.nvtx;
+  o.noPython = !config.python;
+  o.noCudaApi = !config.cudaApi;
+  o.noGpuActivity = !config.gpuActivity;
+  o.output = (scratch / (std::string(config.name) + ".sqlite")).string();
+  ProfOutcome outcome;
+  int status = runProf(o, command, &outcome);
+  if (status != 0) {
+    std::cerr << "rlscope calibrate: error: " << command[0] << " exited with status " << status
+              << " in the " << config.name
+              << " configuration; calibration needs a command that succeeds\n";
+    return std::nullopt;
+  }
+  analysis::RunMeasurement m;
+  m.config = config.name;
+  m.elapsedNs = static_cast<double>(outcome.elapsedNs);
+  {
+    trace::TraceReader reader(o.output);
+    m.events = analysis::countEvents(reader);
+  }
+  fs::remove(o.output);
+  return m;
+}
+
+// A configuration whose first run recorded none of the events it prices is not run again.
+std::string nothingToPrice(const analysis::CalibrationConfig& config,
+                           const analysis::RunMeasurement& m) {
+  std::string name = config.name;
+  if (name == "python" && m.events.transitions == 0)
+    return "no Python <-> native transitions were tracked (Python cost not calibrated)";
+  if (name == "cuda_api" && m.events.apiCalls() == 0)
+    return "the command made no CUDA API calls (CUDA costs not calibrated)";
+  return {};
+}
+
+void printCosts(const analysis::Calibration& cal,
+                const std::function<void(const std::string&)>& say) {
+  char line[256];
+  std::snprintf(line, sizeof line, "uninstrumented run: %.3f s ± %.3f (n = %lld)",
+                cal.uninstrumentedNs.mean / 1e9, cal.uninstrumentedNs.std / 1e9,
+                static_cast<long long>(cal.uninstrumentedNs.n));
+  say(line);
+  for (const auto& c : cal.costs) {
+    std::snprintf(line, sizeof line, "  %-22s %-24s %12.1f ns ± %.1f (n = %lld)", c.source.c_str(),
+                  c.name.c_str(), c.ns.mean, c.ns.std, static_cast<long long>(c.ns.n));
+    say(line);
+  }
+}
+
+}  // namespace
+
+std::optional<analysis::Calibration> calibrateCommand(
+    const ProfOptions& base, std::vector<std::string> command, const fs::path& output,
+    const std::function<void(const std::string&)>& say) {
+  if (!command.empty() && command.front() == "--") command.erase(command.begin());
+  if (command.empty()) {
+    std::cerr << "rlscope calibrate: error: no COMMAND to calibrate (usage: rlscope calibrate -o "
+                 "CAL.json -- COMMAND [ARGS...])\n";
+    return std::nullopt;
+  }
+  auto resolved = launch::resolveCommand(command[0]);
+  if (resolved.exitCode != 0) {
+    std::cerr << "rlscope calibrate: error: " << resolved.error << '\n';
+    return std::nullopt;
+  }
+  fs::path outDir = output.parent_path().empty() ? fs::path(".") : output.parent_path();
+  std::string scratchTemplate = (outDir / ".rlscope-calibration-XXXXXX").string();
+  if (!fs::is_directory(outDir) || !::mkdtemp(scratchTemplate.data())) {
+    std::cerr << "rlscope calibrate: error: cannot create a directory in " << outDir.string()
+              << '\n';
+    return std::nullopt;
+  }
+  fs::path scratch = scratchTemplate;
+  struct RemoveScratch {
+    fs::path dir;
+    ~RemoveScratch() {
+      std::error_code ignored;
+      fs::remove_all(dir, ignored);
+    }
+  } cleanup{scratch};
+
+  std::vector<const analysis::CalibrationConfig*> configs;
+  std::vector<std::string> skipped;
+  std::string noGpu = gpuUnusableReason();
+  for (const auto& c : analysis::calibrationConfigs()) {
+    if (c.needsGpu && !noGpu.empty()) continue;
+    configs.push_back(&c);
+  }
+  if (!noGpu.empty()) skipped.push_back("CUDA costs not calibrated: " + noGpu);
+
+  std::vector<analysis::RunMeasurement> runs;
+  int total = base.repetitions * static_cast<int>(configs.size()), done = 0;
+  for (int rep = 0; rep < base.repetitions; ++rep) {
+    // One run of every configuration per repetition, so slow drift of the machine spreads over
+    // all of them alike.
+    for (std::size_t i = 0; i < configs.size(); ++i) {
+      const auto& config = *configs[i];
+      analysis::RunMeasurement m;
+      if (config.profiled) {
+        auto r = runProfiled(config, command, base, scratch);
+        if (!r) return std::nullopt;
+        m = *r;
+      } else {
+        auto elapsed = runUninstrumented(resolved.path, command, base);
+        if (!elapsed) return std::nullopt;
+        m.config = config.name;
+        m.elapsedNs = *elapsed;
+      }
+      m.repetition = rep;
+      char line[160];
+      std::snprintf(line, sizeof line, "[%d/%d] repetition %d of %d, %s: %.3f s", ++done, total,
+                    rep + 1, base.repetitions, config.name, m.elapsedNs / 1e9);
+      say(line);
+      runs.push_back(std::move(m));
+      if (rep > 0) continue;
+      if (auto why = nothingToPrice(config, runs.back()); !why.empty()) {
+        skipped.push_back(why);
+        // The configurations compared with this one price nothing either.
+        std::erase_if(configs, [&](const auto* c) {
+          return c != &config && std::string_view(c->baseline) == config.name;
+        });
+        configs.erase(configs.begin() + static_cast<std::ptrdiff_t>(i));
+        total = done + (base.repetitions - 1) * static_cast<int>(configs.size()) +
+                static_cast<int>(configs.size() - i);
+        --i;
+      }
+    }
+  }
+
+  analysis::Calibration cal = analysis::computeCalibration(runs);
+  cal.command = joined(command);
+  cal.warnings.insert(cal.warnings.begin(), skipped.begin(), skipped.end());
+  printCosts(cal, say);
+  for (const auto& w : cal.warnings) std::cerr << "rlscope calibrate: note: " << w << '\n';
+
+  trace::AtomicOutput file(output);
+  {
+    std::ofstream out(file.tempPath());
+    out << analysis::calibrationToJson(cal).dump(2) << '\n';
+    if (!out) throw std::runtime_error("cannot write " + output.string());
+  }
+  file.commit();
+  return cal;
+}
+
+int calibrateMain(const std::string& name, int argc, char** argv) {
+  CLI::App app{name + ": " + kCalibrateDescription, name};
+  ProfOptions o;
+  std::string output;
+  app.add_option("-o,--output", output, "calibration file to write (JSON)")->required();
+  app.add_option("--repetitions", o.repetitions, "runs of each configuration")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100));
+  addProgramOptions(app, o);
+  app.add_flag("-q,--quiet", o.quiet, "print only warnings and errors");
+  return runPrefixCommand(app, name, argc, argv, [&](std::vector<std::string> command) {
+    auto say = [&](const std::string& line) {
+      if (!o.quiet) std::cerr << "rlscope calibrate: " << line << '\n';
+    };
+    auto cal = calibrateCommand(o, std::move(command), output, say);
+    if (!cal) return 1;
+    say("calibration written to " + output);
+    return 0;
+  });
+}
+
+}  // namespace rlscope::cli

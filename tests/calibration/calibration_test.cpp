@@ -1,0 +1,147 @@
+// Calibration arithmetic (per-event costs from constructed run measurements), its warnings, and
+// the file and trace-table round trips.
+#include "calibration.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+
+#include "support/temp_dir.h"
+
+namespace rlscope::analysis {
+namespace {
+
+RunMeasurement run(const char* config, int rep, double elapsed, EventCounts events = {}) {
+  return {config, rep, elapsed, std::move(events)};
+}
+
+EventCounts events(std::int64_t processes, std::int64_t ops, std::int64_t transitions = 0,
+                   std::map<std::string, EventCounts::Api> apis = {}) {
+  EventCounts e;
+  e.processes = processes;
+  e.operations = ops;
+  e.transitions = transitions;
+  e.apis = std::move(apis);
+  return e;
+}
+
+// Two repetitions of every configuration, with known costs: 200 ns then 400 ns per process,
+// 10 / 12 ns per operation, 5 / 7 ns per transition, 20 / 20 ns per API call, and a CUPTI cost
+// of 100 / 300 ns on cudaLaunchKernel and 50 / 50 ns on cudaMemcpy.
+std::vector<RunMeasurement> twoRepetitions() {
+  std::map<std::string, EventCounts::Api> off = {{"cudaLaunchKernel", {100, 100 * 2000.0}},
+                                                 {"cudaMemcpy", {10, 10 * 9000.0}}};
+  std::map<std::string, EventCounts::Api> on0 = {{"cudaLaunchKernel", {100, 100 * 2100.0}},
+                                                 {"cudaMemcpy", {10, 10 * 9050.0}}};
+  std::map<std::string, EventCounts::Api> on1 = {{"cudaLaunchKernel", {100, 100 * 2300.0}},
+                                                 {"cudaMemcpy", {10, 10 * 9050.0}}};
+  return {
+      run("uninstrumented", 0, 1'000'000),
+      run("collector", 0, 1'000'200, events(1, 0)),
+      run("annotations", 0, 1'001'200, events(1, 100)),
+      run("python", 0, 1'002'200, events(1, 100, 200)),
+      run("cuda_api", 0, 1'003'400, events(1, 100, 0, off)),  // 110 calls × 20 ns
+      run("gpu_activity", 0, 1'020'000, events(1, 100, 0, on0)),
+      run("uninstrumented", 1, 2'000'000),
+      run("collector", 1, 2'000'800, events(2, 0)),
+      run("annotations", 1, 2'002'000, events(2, 100)),
+      run("python", 1, 2'003'400, events(2, 100, 200)),
+      run("cuda_api", 1, 2'004'200, events(2, 100, 0, off)),
+      run("gpu_activity", 1, 2'030'000, events(2, 100, 0, on1)),
+  };
+}
+
+TEST(Calibration, StatisticIsTheMeanAndSampleStandardDeviation) {
+  auto s = statisticOf({2, 4, 4, 4, 5, 5, 7, 9});
+  EXPECT_DOUBLE_EQ(s.mean, 5);
+  EXPECT_NEAR(s.std, std::sqrt(32.0 / 7), 1e-12);
+  EXPECT_EQ(s.n, 8);
+  EXPECT_EQ(statisticOf({3}).std, 0);
+  EXPECT_EQ(statisticOf({}).n, 0);
+}
+
+TEST(Calibration, CostsAreDeltasPerEventPairedByRepetition) {
+  Calibration c = computeCalibration(twoRepetitions());
+  EXPECT_DOUBLE_EQ(c.uninstrumentedNs.mean, 1'500'000);
+  EXPECT_EQ(c.repetitions, 2);
+  // Process: (200 / 1 + 800 / 2) / 2.
+  EXPECT_DOUBLE_EQ(c.find(cost::kProcess)->ns.mean, 300);
+  EXPECT_DOUBLE_EQ(c.find(cost::kAnnotation)->ns.mean, (10 + 12) / 2.0);
+  EXPECT_DOUBLE_EQ(c.find(cost::kPythonTransition)->ns.mean, (5 + 7) / 2.0);
+  EXPECT_DOUBLE_EQ(c.find(cost::kCudaApiInterception)->ns.mean, (2200 / 110.0 + 2200 / 110.0) / 2);
+  EXPECT_DOUBLE_EQ(c.find(cost::kCupti, "cudaLaunchKernel")->ns.mean, 200);
+  EXPECT_NEAR(c.find(cost::kCupti, "cudaLaunchKernel")->ns.std, std::sqrt(2 * 100.0 * 100), 1e-9);
+  EXPECT_DOUBLE_EQ(c.find(cost::kCupti, "cudaMemcpy")->ns.mean, 50);
+  EXPECT_EQ(c.find(cost::kCupti, "cudaMemcpy")->ns.n, 2);
+  EXPECT_EQ(c.find(cost::kCupti, "cudaFree"), nullptr);
+  EXPECT_DOUBLE_EQ(c.costNs(cost::kCupti, "cudaFree"), 0);
+}
+
+TEST(Calibration, NegativeCostsWarnAndCountAsZeroNoisyOnesWarn) {
+  std::vector<RunMeasurement> runs = {
+      run("uninstrumented", 0, 1000),
+      run("collector", 0, 900, events(1, 0)),
+      run("annotations", 0, 1900, events(1, 10)),
+      run("uninstrumented", 1, 1000),
+      run("collector", 1, 1000, events(1, 0)),
+      run("annotations", 1, 1010, events(1, 10)),
+  };
+  Calibration c = computeCalibration(runs);
+  EXPECT_DOUBLE_EQ(c.find(cost::kProcess)->ns.mean, -50);
+  EXPECT_DOUBLE_EQ(c.costNs(cost::kProcess), 0);  // clamped, as RL-Scope does
+  // Annotation: (1000 / 10, 10 / 10): 50.5 ± 70 ns is noise-dominated.
+  EXPECT_DOUBLE_EQ(c.costNs(cost::kAnnotation), 50.5);
+  ASSERT_EQ(c.warnings.size(), 2u);
+  EXPECT_NE(c.warnings[0].find("process cost is negative"), std::string::npos) << c.warnings[0];
+  EXPECT_NE(c.warnings[1].find("annotation cost is noisy"), std::string::npos) << c.warnings[1];
+  // No configuration, no cost; runs without events are skipped.
+  EXPECT_EQ(c.find(cost::kPythonTransition), nullptr);
+}
+
+TEST(Calibration, FileAndTraceRowsRoundTrip) {
+  Calibration c = computeCalibration(twoRepetitions());
+  c.command = "python train.py";
+  Calibration back = calibrationFromJson(nlohmann::json::parse(calibrationToJson(c).dump()));
+  EXPECT_EQ(back.command, c.command);
+  EXPECT_EQ(back.runs.size(), c.runs.size());
+  EXPECT_EQ(back.runs[4].events.apis.at("cudaMemcpy").calls, 10);
+  ASSERT_EQ(back.costs.size(), c.costs.size());
+  for (std::size_t i = 0; i < c.costs.size(); ++i) {
+    EXPECT_EQ(back.costs[i].source, c.costs[i].source);
+    EXPECT_EQ(back.costs[i].name, c.costs[i].name);
+    EXPECT_DOUBLE_EQ(back.costs[i].ns.mean, c.costs[i].ns.mean);
+    EXPECT_DOUBLE_EQ(back.costs[i].ns.std, c.costs[i].ns.std);
+  }
+  Calibration rows = calibrationFromRecords(calibrationRecords(c));
+  EXPECT_DOUBLE_EQ(rows.uninstrumentedNs.mean, c.uninstrumentedNs.mean);
+  EXPECT_DOUBLE_EQ(rows.costNs(cost::kCupti, "cudaLaunchKernel"), 200);
+  EXPECT_EQ(rows.costs.size(), c.costs.size());
+}
+
+TEST(Calibration, BadFilesGiveOneClearError) {
+  testing::TempDir dir;
+  auto write = [&](const char* name, const char* text) {
+    auto p = dir / name;
+    std::ofstream(p) << text;
+    return p;
+  };
+  auto message = [](const std::filesystem::path& p) {
+    try {
+      readCalibrationFile(p);
+    } catch (const std::runtime_error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(message(dir / "missing.json").find("cannot read"), std::string::npos);
+  EXPECT_NE(message(write("a.json", "{not json")).find("is not JSON"), std::string::npos);
+  EXPECT_NE(message(write("b.json", R"({"schema": "rlscope.analysis/1"})")).find("not an rlscope"),
+            std::string::npos);
+  EXPECT_NE(message(write("c.json", R"({"schema": "rlscope.calibration/1", "costs": []})"))
+                .find("malformed"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace rlscope::analysis
