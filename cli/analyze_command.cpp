@@ -1,11 +1,12 @@
 #include <fstream>
 #include <iostream>
-#include <optional>
 
-#include "breakdown.h"
 #include "breakdown_output.h"
 #include "commands.h"
+#include "gpu_metrics_output.h"
+#include "html_report.h"
 #include "rlscope/trace/atomic_output.h"
+#include "trace_analysis.h"
 
 namespace rlscope::cli {
 
@@ -15,63 +16,44 @@ Run addAnalyzeCommand(CLI::App& app) {
       "Break a trace's time down per process and operation: how much of each operation ran on\n"
       "the CPU only, the GPU only or both at once, and in which categories (Python, Backend,\n"
       "Simulator, CUDA API, GPU kernel, ...), how much GPU time each launched, and its language\n"
-      "transitions. Time outside every operation is (unannotated).\n"
+      "transitions; then the GPU metrics (top kernels, idle time, launch delays). Time outside\n"
+      "every operation is (unannotated).\n"
       "With a calibration (`rlscope calibrate`, or one stored by `rlscope-prof --calibrate`),\n"
       "the profiler's own overhead is removed and the corrected run time is compared with the\n"
-      "uninstrumented run (the bias).");
+      "uninstrumented run (the bias). docs/analysis.md explains every number.");
   struct Options {
     std::string trace;
     std::string format = "table";
     std::string output;
-    std::string calibration;
-    bool noCorrection = false;
+    TraceAnalysisOptions analysis;
   };
   auto opts = std::make_shared<Options>();
   cmd->add_option("TRACE", opts->trace, "rlscope trace (SQLite)")->required();
   cmd->add_option("-f,--format", opts->format,
-                  "table for people, json (schema rlscope.analysis/1) or csv for scripts")
+                  "table for people, json (schema rlscope.analysis/1) or csv for scripts, html "
+                  "for a self-contained report")
       ->capture_default_str()
-      ->check(CLI::IsMember({"table", "json", "csv"}));
+      ->check(CLI::IsMember({"table", "json", "csv", "html"}));
   cmd->add_option("-o,--output", opts->output, "write here instead of standard output");
-  cmd->add_option("--calibration", opts->calibration,
-                  "remove the profiler's overhead with this calibration file (rlscope "
-                  "calibrate); default: the calibration stored in the trace, if any");
-  cmd->add_flag("--no-correction", opts->noCorrection,
-                "times as recorded, even when the trace holds a calibration");
+  addTraceAnalysisOptions(*cmd, opts->analysis);
   return [opts]() {
-    trace::TraceReader reader(opts->trace);
-    analysis::AnalyzeOptions options;
-    options.progress = [](const std::string& line) { progress(line); };
-    std::optional<analysis::Calibration> calibration;
-    if (!opts->noCorrection) {
-      if (!opts->calibration.empty()) {
-        calibration = analysis::readCalibrationFile(opts->calibration);
-        options.calibrationOrigin = opts->calibration;
-      } else if (auto rows = reader.calibration(); !rows.empty()) {
-        calibration = analysis::calibrationFromRecords(rows);
-        options.calibrationOrigin = "stored in the trace";
-      }
-    }
-    if (calibration) options.calibration = &*calibration;
-    auto b = analysis::analyzeTrace(reader, options);
+    TraceAnalysis a = analyzeTraceFile(opts->trace, opts->analysis);
     auto write = [&](std::ostream& out) {
-      if (opts->format == "json")
-        out << analysis::toJson(b).dump(2) << '\n';
-      else if (opts->format == "csv")
-        analysis::writeCsv(b, out);
-      else
-        analysis::writeTable(b, out);
+      if (opts->format == "json") {
+        out << a.document.dump(2) << '\n';
+      } else if (opts->format == "csv") {
+        analysis::writeCsv(a.breakdown, out);
+      } else if (opts->format == "html") {
+        out << report::renderHtml(a.document);
+      } else {
+        analysis::writeTable(a.breakdown, out);
+        if (a.gpu.available()) {
+          out << '\n';
+          analysis::writeGpuMetricsTable(a.gpu, out, opts->analysis.topKernels);
+        }
+      }
     };
-    if (opts->output.empty()) {
-      write(std::cout);
-    } else {
-      trace::AtomicOutput file(opts->output);
-      std::ofstream out(file.tempPath());
-      write(out);
-      out.close();
-      if (!out) throw std::runtime_error("cannot write " + opts->output);
-      file.commit();
-    }
+    writeOutput(opts->output, write);
     return 0;
   };
 }

@@ -8,8 +8,8 @@
 #include <fstream>
 #include <iostream>
 
+#include "commands.h"
 #include "launch.h"
-#include "rlscope/trace/atomic_output.h"
 #include "rlscope/trace/reader.h"
 
 extern char** environ;
@@ -212,13 +212,8 @@ std::optional<analysis::Calibration> calibrateCommand(
   printCosts(cal, say);
   for (const auto& w : cal.warnings) std::cerr << "rlscope calibrate: note: " << w << '\n';
 
-  trace::AtomicOutput file(output);
-  {
-    std::ofstream out(file.tempPath());
-    out << analysis::calibrationToJson(cal).dump(2) << '\n';
-    if (!out) throw std::runtime_error("cannot write " + output.string());
-  }
-  file.commit();
+  writeOutput(output.string(),
+              [&](std::ostream& out) { out << analysis::calibrationToJson(cal).dump(2) << '\n'; });
   return cal;
 }
 

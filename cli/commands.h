@@ -3,6 +3,9 @@
 
 #include <CLI/CLI.hpp>
 #include <functional>
+#include <ostream>
+#include <string>
+#include <string_view>
 
 namespace rlscope::cli {
 
@@ -12,8 +15,13 @@ Run addImportCommand(CLI::App& app);
 Run addExportCommand(CLI::App& app);
 Run addInfoCommand(CLI::App& app);
 Run addAnalyzeCommand(CLI::App& app);
+Run addReportCommand(CLI::App& app);
 
 // Progress lines go to stderr, only when stderr is a terminal or RLSCOPE_PROGRESS=1.
 void progress(std::string_view line);
+
+// Runs `write` on standard output for an empty path, else on a file that replaces `path` only
+// once it is completely written. Throws with one line when it cannot be written.
+void writeOutput(const std::string& path, const std::function<void(std::ostream&)>& write);
 
 }  // namespace rlscope::cli

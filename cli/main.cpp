@@ -1,5 +1,4 @@
-// rlscope: work with traces (import, export, info; analyze, report, predict and more later).
-#include <unistd.h>
+// rlscope: profile, calibrate, and work with traces (import, export, info, analyze, report).
 
 #include <cstdlib>
 #include <iostream>
@@ -12,25 +11,13 @@
 #include "rlscope/trace/error.h"
 #include "rlscope/trace/version.h"
 
-namespace rlscope::cli {
-
-void progress(std::string_view line) {
-  static const bool enabled = [] {
-    const char* env = std::getenv("RLSCOPE_PROGRESS");
-    if (env) return std::string_view(env) == "1";
-    return ::isatty(STDERR_FILENO) == 1;
-  }();
-  if (enabled) std::cerr << "rlscope: " << line << '\n';
-}
-
-}  // namespace rlscope::cli
-
 int main(int argc, char** argv) {
   using namespace rlscope;
   CLI::App app{
       "rlscope: a cross-stack profiler for deep RL and CUDA/Python programs.\n"
-      "Profiles programs (`rlscope prof`, the same as rlscope-prof) and works with rlscope\n"
-      "traces (SQLite files): import other profilers' traces, export them, and summarise them.\n"
+      "Profiles programs (`rlscope prof`, the same as rlscope-prof), calibrates the profiler's\n"
+      "overhead, and works with rlscope traces (SQLite files): import other profilers' traces,\n"
+      "export them, summarise, analyse and report on them, and gate CI on regressions.\n"
       "Run `rlscope SUBCOMMAND --help` for each subcommand.",
       "rlscope"};
   // `rlscope prof` is rlscope-prof: everything after `prof` is its own command line, which
@@ -53,6 +40,7 @@ int main(int argc, char** argv) {
   add(cli::addExportCommand);
   add(cli::addInfoCommand);
   add(cli::addAnalyzeCommand);
+  add(cli::addReportCommand);
   app.add_subcommand("prof",
                      "Profile a program: the same as rlscope-prof (see `rlscope prof --help`)");
   app.add_subcommand("calibrate",

@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <tuple>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "overlap.h"
 #include "rlscope/trace/global_id.h"
@@ -66,6 +67,7 @@ struct ProcessEvents {
   std::vector<NativeCall> nativeCalls;
   // CUPTI correlation id -> the operation that launched it, as the collector recorded it.
   std::unordered_map<std::int64_t, std::int64_t> launchedBy;
+  std::unordered_set<std::int64_t> classifiedThreads;  // threads with CPU category intervals
 };
 
 std::map<std::int64_t, ProcessEvents> readEvents(trace::TraceReader& reader) {
@@ -79,6 +81,7 @@ std::map<std::int64_t, ProcessEvents> readEvents(trace::TraceReader& reader) {
     return true;
   };
   reader.forEachCpuInterval(all, [&](const trace::CpuIntervalRecord& r) {
+    byProcess[processOf(r.globalTid)].classifiedThreads.insert(r.globalTid);
     if (addInterval(r.globalTid, r.start, r.end, r.category) &&
         (r.category == Category::kBackend || r.category == Category::kSimulator))
       byProcess[processOf(r.globalTid)].nativeCalls.push_back(
@@ -229,8 +232,18 @@ void addOverheadIntervals(ProcessEvents& e, const OverheadCosts& costs,
   }
 }
 
+// A thread whose CPU time nothing classified (a native program, Python without tracking) runs
+// the application's own code while inside its operations: Native time, as for an annotated
+// native scope. Outside operations it stays unknown, as a gap.
+void addNativeTime(ProcessEvents& e) {
+  for (const auto& op : e.operations)
+    if (op.parentId == 0 && !e.classifiedThreads.contains(op.globalTid))
+      e.categories.push_back({op.start, op.end, static_cast<std::uint32_t>(Category::kNative)});
+}
+
 void analyzeProcess(std::int64_t pid, ProcessEvents& events, trace::TraceReader& reader,
                     const OverheadCosts* costs, Breakdown& out) {
+  addNativeTime(events);
   // Operations listed parents first where they start together (the engine's rule).
   auto& ops = events.operations;
   std::sort(ops.begin(), ops.end(), [](const auto& a, const auto& b) {

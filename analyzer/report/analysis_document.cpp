@@ -1,0 +1,224 @@
+#include "analysis_document.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace rlscope::report {
+
+namespace {
+
+using nlohmann::json;
+
+[[noreturn]] void fail(const std::string& what) {
+  throw std::runtime_error("analysis document: " + what);
+}
+
+// Optional keys of the wrong type count as absent: an old or foreign analyzer must not stop
+// the report, it only loses that value.
+std::optional<double> optNumber(const json& object, const char* key) {
+  if (!object.is_object()) return std::nullopt;
+  auto it = object.find(key);
+  if (it == object.end() || !it->is_number()) return std::nullopt;
+  return it->get<double>();
+}
+
+std::string optString(const json& object, const char* key) {
+  if (!object.is_object()) return {};
+  auto it = object.find(key);
+  return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+const json* optObject(const json& object, const char* key) {
+  if (!object.is_object()) return nullptr;
+  auto it = object.find(key);
+  return it != object.end() && it->is_object() ? &*it : nullptr;
+}
+
+std::map<std::string, double> numberMap(const json* object) {
+  std::map<std::string, double> out;
+  if (object == nullptr) return out;
+  for (const auto& [key, value] : object->items())
+    if (value.is_number()) out[key] = value.get<double>();
+  return out;
+}
+
+const json& required(const json& object, const char* key, const std::string& where) {
+  auto it = object.find(key);
+  if (it == object.end()) fail(where + " has no \"" + key + "\"");
+  return *it;
+}
+
+double requiredNumber(const json& object, const char* key, const std::string& where) {
+  const json& value = required(object, key, where);
+  if (!value.is_number()) fail(where + ": \"" + key + "\" is not a number");
+  return value.get<double>();
+}
+
+std::vector<CategorySetTime> parseCategories(const json& categories, const std::string& where) {
+  if (!categories.is_array()) fail(where + ": \"categories\" is not a list");
+  std::vector<CategorySetTime> out;
+  for (const auto& entry : categories) {
+    if (!entry.is_object()) fail(where + ": a category entry is not an object");
+    const json& set = required(entry, "set", where + " category entry");
+    if (!set.is_array()) fail(where + ": a category \"set\" is not a list");
+    CategorySetTime c;
+    for (const auto& name : set) {
+      if (!name.is_string()) fail(where + ": a category name is not a string");
+      c.set.push_back(name.get<std::string>());
+    }
+    // The contract sorts sets; sorting again keeps keys stable if a producer does not.
+    std::sort(c.set.begin(), c.set.end());
+    c.timeUs = requiredNumber(entry, "time_us", where + " category entry");
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+Operation parseOperation(const json& op, std::size_t index) {
+  std::string where = "operation " + std::to_string(index);
+  if (!op.is_object()) fail(where + " is not an object");
+  Operation o;
+  const json& name = required(op, "name", where);
+  if (!name.is_string()) fail(where + ": \"name\" is not a string");
+  o.name = name.get<std::string>();
+  where += " (\"" + o.name + "\")";
+  const json& process = required(op, "process", where);
+  if (!process.is_number_integer()) fail(where + ": \"process\" is not an integer");
+  o.process = process.get<std::int64_t>();
+  o.phase = optString(op, "phase");
+  if (auto it = op.find("instances"); it != op.end() && it->is_number_integer())
+    o.instances = it->get<std::int64_t>();
+  o.timeUs = requiredNumber(op, "time_us", where);
+  const json& resources = required(op, "resources", where);
+  if (!resources.is_object()) fail(where + ": \"resources\" is not an object");
+  o.cpuUs = optNumber(resources, "CPU").value_or(0);
+  o.gpuUs = optNumber(resources, "GPU").value_or(0);
+  o.cpuGpuUs = optNumber(resources, "CPU+GPU").value_or(0);
+  o.gpuBoundUs = optNumber(op, "gpu_bound_us").value_or(o.gpuUs + o.cpuGpuUs);
+  o.launchedGpuUs = optNumber(op, "launched_gpu_us");
+  o.categories = parseCategories(required(op, "categories", where), where);
+  o.transitions = numberMap(optObject(op, "transitions"));
+  return o;
+}
+
+Kernel parseKernel(const json& k) {
+  Kernel out;
+  out.name = optString(k, "name");
+  out.kernelClass = optString(k, "class");
+  out.count = optNumber(k, "count");
+  out.totalUs = optNumber(k, "total_us");
+  out.meanUs = optNumber(k, "mean_us");
+  out.minUs = optNumber(k, "min_us");
+  out.maxUs = optNumber(k, "max_us");
+  out.stdUs = optNumber(k, "std_us");
+  return out;
+}
+
+GpuSection parseGpu(const json& gpu) {
+  GpuSection out;
+  auto available = gpu.find("available");
+  // A GPU section without the flag but with kernels was clearly made with a GPU.
+  out.available = available != gpu.end() && available->is_boolean() ? available->get<bool>()
+                                                                    : gpu.contains("kernels");
+  if (auto it = gpu.find("kernels"); it != gpu.end() && it->is_array())
+    for (const auto& k : *it)
+      if (k.is_object()) out.kernels.push_back(parseKernel(k));
+  out.classes = numberMap(optObject(gpu, "classes"));
+  if (const json* idle = optObject(gpu, "idle"))
+    out.idle = GpuIdle{optNumber(*idle, "span_us"),        optNumber(*idle, "busy_us"),
+                       optNumber(*idle, "idle_us"),        optNumber(*idle, "host_wait_us"),
+                       optNumber(*idle, "kernel_wait_us"), optNumber(*idle, "other_us")};
+  if (const json* launch = optObject(gpu, "launch"))
+    out.launch = LaunchStats{optNumber(*launch, "count"),
+                             optNumber(*launch, "delay_mean_us"),
+                             optNumber(*launch, "delay_p50_us"),
+                             optNumber(*launch, "delay_p95_us"),
+                             optNumber(*launch, "delay_max_us"),
+                             optNumber(*launch, "short_kernels"),
+                             optNumber(*launch, "short_kernel_time_us")};
+  return out;
+}
+
+Correction parseCorrection(const json& c) {
+  Correction out;
+  out.calibration = optString(c, "calibration");
+  out.uncorrectedTotalUs = optNumber(c, "uncorrected_total_us");
+  out.correctedTotalUs = optNumber(c, "corrected_total_us");
+  out.uninstrumentedTotalUs = optNumber(c, "uninstrumented_total_us");
+  out.biasPct = optNumber(c, "bias_pct");
+  out.removedUs = numberMap(optObject(c, "removed_us"));
+  return out;
+}
+
+}  // namespace
+
+Analysis parseAnalysis(const json& document) {
+  if (!document.is_object())
+    fail("not a JSON object (expected " + std::string(kAnalysisSchema) + ")");
+  auto schema = document.find("schema");
+  if (schema == document.end() || !schema->is_string())
+    fail("no \"schema\" (expected \"" + std::string(kAnalysisSchema) + "\")");
+  if (schema->get<std::string>() != kAnalysisSchema)
+    fail("schema \"" + schema->get<std::string>() + "\" is not \"" + kAnalysisSchema + "\"");
+  const json& operations = required(document, "operations", "the document");
+  if (!operations.is_array()) fail("\"operations\" is not a list");
+
+  Analysis a;
+  a.trace = optString(document, "trace");
+  if (auto it = document.find("corrected"); it != document.end() && it->is_boolean())
+    a.corrected = it->get<bool>();
+  a.totalUs = optNumber(document, "total_us");
+  for (std::size_t i = 0; i < operations.size(); ++i)
+    a.operations.push_back(parseOperation(operations[i], i));
+  if (const json* gpu = optObject(document, "gpu")) a.gpu = parseGpu(*gpu);
+  if (const json* correction = optObject(document, "correction"))
+    a.correction = parseCorrection(*correction);
+  return a;
+}
+
+bool isGpuCategory(const std::string& category) {
+  return category.rfind("GPU", 0) == 0;  // GPU kernel, GPU memcpy, GPU memset
+}
+
+Resource resourceOf(const std::vector<std::string>& set) {
+  bool cpu = false, gpu = false;
+  for (const auto& c : set) (isGpuCategory(c) ? gpu : cpu) = true;
+  if (cpu && gpu) return Resource::CpuGpu;
+  if (gpu) return Resource::Gpu;
+  return cpu ? Resource::Cpu : Resource::Idle;
+}
+
+std::string setLabel(const std::vector<std::string>& set) {
+  if (set.empty()) return "(idle)";
+  std::string out;
+  for (const auto& c : set) out += (out.empty() ? "" : "+") + c;
+  return out;
+}
+
+std::vector<std::int64_t> processesOf(const Analysis& analysis) {
+  std::vector<std::int64_t> out;
+  for (const auto& o : analysis.operations)
+    if (std::find(out.begin(), out.end(), o.process) == out.end()) out.push_back(o.process);
+  return out;
+}
+
+double processTimeUs(const Analysis& analysis, std::int64_t process) {
+  double total = 0;
+  for (const auto& o : analysis.operations)
+    if (o.process == process) total += o.timeUs;
+  return total;
+}
+
+std::vector<const Operation*> operationsOf(const Analysis& analysis, std::int64_t process) {
+  std::vector<const Operation*> out;
+  for (const auto& o : analysis.operations)
+    if (o.process == process) out.push_back(&o);
+  std::stable_sort(out.begin(), out.end(), [](const Operation* a, const Operation* b) {
+    bool aUn = a->name == kUnannotated, bUn = b->name == kUnannotated;
+    if (aUn != bUn) return bUn;
+    return a->timeUs > b->timeUs;
+  });
+  return out;
+}
+
+}  // namespace rlscope::report

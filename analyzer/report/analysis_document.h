@@ -1,0 +1,96 @@
+// The analysis document of `rlscope analyze --format json` (schema rlscope.analysis/1), read
+// once into plain structs so that every renderer sees the same values and never has to ask
+// nlohmann::json whether an optional key is there. Required keys missing or of the wrong type
+// make parseAnalysis throw one clear line; optional ones become empty std::optionals.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace rlscope::report {
+
+inline constexpr const char* kAnalysisSchema = "rlscope.analysis/1";
+inline constexpr const char* kUnannotated = "(unannotated)";
+
+// Where a category set's time ran: only CPU categories, both kinds, only GPU categories, or
+// nothing at all (the empty set: idle time inside an operation).
+enum class Resource { Cpu, CpuGpu, Gpu, Idle };
+
+struct CategorySetTime {
+  std::vector<std::string> set;  // sorted alphabetically
+  double timeUs = 0;
+};
+
+struct Operation {
+  std::string name;
+  std::int64_t process = 0;
+  std::string phase;  // empty when the document has none
+  std::optional<std::int64_t> instances;
+  double timeUs = 0;
+  double cpuUs = 0, cpuGpuUs = 0, gpuUs = 0;  // CPU only, both at once, GPU only
+  double gpuBoundUs = 0;                      // "gpu_bound_us", else GPU + CPU+GPU
+  std::optional<double> launchedGpuUs;
+  std::vector<CategorySetTime> categories;
+  std::map<std::string, double> transitions;  // empty when absent
+};
+
+struct Kernel {
+  std::string name;
+  std::string kernelClass;  // empty when absent
+  std::optional<double> count, totalUs, meanUs, minUs, maxUs, stdUs;
+};
+
+struct GpuIdle {
+  std::optional<double> spanUs, busyUs, idleUs, hostWaitUs, kernelWaitUs, otherUs;
+};
+
+struct LaunchStats {
+  std::optional<double> count, delayMeanUs, delayP50Us, delayP95Us, delayMaxUs, shortKernels,
+      shortKernelTimeUs;
+};
+
+struct GpuSection {
+  bool available = false;
+  std::vector<Kernel> kernels;            // as in the document (the analyzer sorts them)
+  std::map<std::string, double> classes;  // kernel class -> µs; empty when absent
+  std::optional<GpuIdle> idle;
+  std::optional<LaunchStats> launch;
+};
+
+struct Correction {
+  std::string calibration;  // empty when absent
+  std::optional<double> uncorrectedTotalUs, correctedTotalUs, uninstrumentedTotalUs, biasPct;
+  std::map<std::string, double> removedUs;  // overhead source -> µs; empty when absent
+};
+
+struct Analysis {
+  std::string trace;  // empty when absent
+  bool corrected = false;
+  std::optional<double> totalUs;
+  std::vector<Operation> operations;  // in document order
+  std::optional<GpuSection> gpu;
+  std::optional<Correction> correction;
+};
+
+// Throws std::runtime_error (one line) for a document that is not rlscope.analysis/1 or lacks a
+// required key (schema, operations, and per operation name, process, time_us, resources,
+// categories).
+Analysis parseAnalysis(const nlohmann::json& document);
+
+Resource resourceOf(const std::vector<std::string>& set);
+bool isGpuCategory(const std::string& category);
+// "Backend+GPU kernel"; "(idle)" for the empty set.
+std::string setLabel(const std::vector<std::string>& set);
+// Processes in order of first appearance.
+std::vector<std::int64_t> processesOf(const Analysis& analysis);
+// Sum of time_us of the process's operations: its traced time, since "(unannotated)" covers the
+// rest. The denominator of every per-operation percentage.
+double processTimeUs(const Analysis& analysis, std::int64_t process);
+// The process's operations, longest first, "(unannotated)" last.
+std::vector<const Operation*> operationsOf(const Analysis& analysis, std::int64_t process);
+
+}  // namespace rlscope::report

@@ -1,0 +1,214 @@
+#include "markdown_report.h"
+
+#include <sstream>
+#include <vector>
+
+#include "analysis_document.h"
+#include "report_sections.h"
+#include "report_text.h"
+
+namespace rlscope::report {
+
+namespace {
+
+using Row = std::vector<std::string>;
+
+std::string md(const std::string& s) {
+  return markdownEscape(s);
+}
+
+// `right` marks right-aligned (numeric) columns; cells are already escaped.
+std::string table(const Row& headers, const std::vector<bool>& right,
+                  const std::vector<Row>& rows) {
+  std::ostringstream out;
+  auto line = [&](const Row& cells) {
+    out << "|";
+    for (const auto& c : cells) out << " " << c << " |";
+    out << "\n";
+  };
+  line(headers);
+  out << "|";
+  for (std::size_t i = 0; i < headers.size(); ++i)
+    out << (i < right.size() && right[i] ? " ---: |" : " --- |");
+  out << "\n";
+  for (const auto& r : rows) line(r);
+  return out.str() + "\n";
+}
+
+std::string notAvailable(const std::string& why) {
+  return "_" + md(std::string(kNotAvailable) + ": " + why) + "_\n\n";
+}
+
+std::string itemTable(const std::vector<Item>& items) {
+  std::vector<Row> rows;
+  for (const auto& i : items) rows.push_back({md(i.label), md(i.value)});
+  return table({"Metric", "Value"}, {false, true}, rows);
+}
+
+std::string header(const Analysis& a) {
+  std::ostringstream out;
+  out << "## rlscope report\n\n";
+  out << "Trace " << (a.trace.empty() ? std::string(kNotAvailable) : "**" + md(a.trace) + "**")
+      << " · " << (a.corrected ? "**overhead corrected**" : "**uncorrected**");
+  if (a.correction && a.correction->biasPct)
+    out << " (bias " << formatPct(*a.correction->biasPct, true) << ")";
+  out << " · wall time " << (a.totalUs ? formatDuration(*a.totalUs) : std::string(kNotAvailable));
+  auto processes = processesOf(a);
+  out << " · " << processes.size() << (processes.size() == 1 ? " process" : " processes") << "\n\n";
+  return out.str();
+}
+
+std::string operationTable(const Analysis& a, std::int64_t process) {
+  OperationColumns columns = operationColumns(a);
+  double processUs = processTimeUs(a, process);
+  Row headers = {"Operation"};
+  std::vector<bool> right = {false};
+  if (columns.phase) {
+    headers.push_back("Phase");
+    right.push_back(false);
+  }
+  for (const char* h : {"Time", "%", "CPU", "CPU+GPU", "GPU", "GPU-bound %"}) {
+    headers.push_back(h);
+    right.push_back(true);
+  }
+  std::vector<Row> rows;
+  double time = 0, cpu = 0, cpuGpu = 0, gpu = 0, bound = 0;
+  for (const Operation* op : operationsOf(a, process)) {
+    Row r = {md(op->name)};
+    if (columns.phase) r.push_back(md(op->phase));
+    for (const std::string& cell :
+         {formatDuration(op->timeUs), formatPercent(op->timeUs, processUs),
+          formatDuration(op->cpuUs), formatDuration(op->cpuGpuUs), formatDuration(op->gpuUs),
+          formatPercent(op->gpuBoundUs, op->timeUs)})
+      r.push_back(cell);
+    rows.push_back(std::move(r));
+    time += op->timeUs;
+    cpu += op->cpuUs;
+    cpuGpu += op->cpuGpuUs;
+    gpu += op->gpuUs;
+    bound += op->gpuBoundUs;
+  }
+  Row total = {"**All operations**"};
+  if (columns.phase) total.push_back("");
+  for (const std::string& cell :
+       {formatDuration(time), formatPercent(time, processUs), formatDuration(cpu),
+        formatDuration(cpuGpu), formatDuration(gpu), formatPercent(bound, time)})
+    total.push_back("**" + cell + "**");
+  rows.push_back(std::move(total));
+  return table(headers, right, rows);
+}
+
+std::string operationsSection(const Analysis& a) {
+  std::ostringstream out;
+  out << "### Time per operation\n\n";
+  if (a.operations.empty()) return out.str() + notAvailable("the analysis has no operations");
+  auto processes = processesOf(a);
+  for (std::int64_t p : processes) {
+    if (processes.size() > 1)
+      out << "#### Process " << p << " · " << formatDuration(processTimeUs(a, p)) << " traced\n\n";
+    out << operationTable(a, p);
+  }
+  out << md(kPercentNote) << " " << md(kGpuBoundNote) << "\n\n";
+  return out.str();
+}
+
+std::string kernelsSection(const Analysis& a) {
+  std::ostringstream out;
+  out << "### GPU kernels\n\n";
+  std::string missing = gpuMissingReason(a);
+  if (!missing.empty()) return out.str() + notAvailable(missing);
+  const GpuSection& gpu = *a.gpu;
+  if (!gpu.classes.empty()) {
+    double all = 0;
+    for (const auto& [name, us] : gpu.classes) all += us;
+    std::vector<Row> rows;
+    for (const auto& [name, us] : gpu.classes)
+      rows.push_back({md(name), formatDuration(us), formatPercent(us, all)});
+    out << table({"Class", "Time", "%"}, {false, true, true}, rows);
+  }
+  if (gpu.kernels.empty()) return out.str() + notAvailable("the analysis lists no kernels");
+  double all = kernelTimeUs(gpu);
+  std::vector<Row> rows;
+  auto top = topKernels(gpu);
+  for (const Kernel* k : top)
+    rows.push_back({md(k->name), md(k->kernelClass.empty() ? "n/a" : k->kernelClass),
+                    formatCount(k->count), formatDuration(k->totalUs),
+                    k->totalUs ? formatPercent(*k->totalUs, all) : "n/a", formatDuration(k->meanUs),
+                    formatDuration(k->maxUs)});
+  out << table({"Kernel", "Class", "Count", "Total", "%", "Mean", "Max"},
+               {false, false, true, true, true, true, true}, rows);
+  if (top.size() < gpu.kernels.size())
+    out << "The " << top.size() << " longest of " << gpu.kernels.size() << " kernel names.\n\n";
+  return out.str();
+}
+
+std::string idleSection(const Analysis& a) {
+  std::string out = "### GPU idle time\n\n";
+  std::string missing = gpuMissingReason(a);
+  if (missing.empty() && !a.gpu->idle) missing = "the analysis has no GPU idle breakdown";
+  if (!missing.empty()) return out + notAvailable(missing);
+  return out + itemTable(idleItems(*a.gpu->idle)) + md(kIdleNote) + "\n\n";
+}
+
+std::string launchSection(const Analysis& a) {
+  std::string out = "### Kernel launches\n\n";
+  std::string missing = gpuMissingReason(a);
+  if (missing.empty() && !a.gpu->launch) missing = "the analysis has no launch statistics";
+  if (!missing.empty()) return out + notAvailable(missing);
+  return out + itemTable(launchItems(*a.gpu->launch)) + md(kLaunchNote) + "\n\n";
+}
+
+std::string transitionsSection(const Analysis& a) {
+  std::string out = "### Language transitions\n\n";
+  auto names = transitionNames(a);
+  if (names.empty()) return out + notAvailable("the analysis has no transition counts");
+  Row headers = {"Operation"};
+  std::vector<bool> right = {false};
+  for (const auto& n : names) {
+    headers.push_back(md(n));
+    right.push_back(true);
+  }
+  std::vector<Row> rows;
+  for (const auto& op : a.operations) {
+    if (op.transitions.empty()) continue;
+    Row r = {md(operationTitle(a, op))};
+    for (const auto& n : names) {
+      auto it = op.transitions.find(n);
+      r.push_back(it == op.transitions.end() ? "n/a" : formatCount(it->second));
+    }
+    rows.push_back(std::move(r));
+  }
+  return out + table(headers, right, rows);
+}
+
+std::string correctionSection(const Analysis& a) {
+  std::string out = "### Overhead correction\n\n";
+  if (!a.correction)
+    return out + notAvailable(a.corrected
+                                  ? "the analysis is marked corrected but has no correction details"
+                                  : "the analysis is uncorrected: the times above include the "
+                                    "profiler's own overhead");
+  const Correction& c = *a.correction;
+  out += itemTable(correctionItems(c));
+  if (c.removedUs.empty()) {
+    out += notAvailable("the analysis lists no overhead removed per source");
+  } else {
+    std::vector<Row> rows;
+    for (const auto& [source, us] : c.removedUs)
+      rows.push_back({md(overheadSourceName(source)), formatDuration(us),
+                      formatPercent(us, c.uncorrectedTotalUs.value_or(0))});
+    out +=
+        table({"Overhead source", "Removed", "% of uncorrected total"}, {false, true, true}, rows);
+  }
+  return out + md(kBiasNote) + "\n\n";
+}
+
+}  // namespace
+
+std::string renderMarkdown(const nlohmann::json& document) {
+  Analysis a = parseAnalysis(document);
+  return header(a) + operationsSection(a) + kernelsSection(a) + idleSection(a) + launchSection(a) +
+         transitionsSection(a) + correctionSection(a);
+}
+
+}  // namespace rlscope::report

@@ -1,0 +1,58 @@
+// What the sections of a report say, apart from markup: which optional columns a table needs,
+// why a GPU section is missing, the top kernels, the label/value lines of the idle, launch and
+// correction sections. The HTML and Markdown renderers share it, so both say the same thing.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "analysis_document.h"
+
+namespace rlscope::report {
+
+inline constexpr std::size_t kTopKernels = 20;
+
+inline constexpr const char* kPercentNote =
+    "Percentages are of the process's traced time: the sum of its operations, \"(unannotated)\" "
+    "(time outside every operation) included, so they add up to 100%.";
+inline constexpr const char* kGpuBoundNote =
+    "GPU-bound: time when a kernel or copy actually runs (GPU only + CPU+GPU).";
+inline constexpr const char* kIdleNote =
+    "Stream idle time is summed over streams and split by what ends each gap: a late launch from "
+    "the host (host wait), a short gap between back-to-back kernels (kernel wait), or anything "
+    "else (other).";
+inline constexpr const char* kLaunchNote =
+    "Launch delay: GPU start of an activity minus the end of the CUDA API call that launched it. "
+    "Short kernels ran on the GPU for less time than their launch took on the CPU.";
+inline constexpr const char* kBiasNote =
+    "Bias: corrected total against the measured time of the uninstrumented run; near 0% means "
+    "the correction removed the profiler's overhead and nothing else.";
+
+struct OperationColumns {
+  bool phase = false, instances = false, launchedGpu = false;
+};
+// Optional columns appear only when some operation has the value.
+OperationColumns operationColumns(const Analysis& analysis);
+
+// Empty when the document has usable GPU metrics; otherwise why not, for "not available: ...".
+std::string gpuMissingReason(const Analysis& analysis);
+// Longest total first; kernels without a total last.
+std::vector<const Kernel*> topKernels(const GpuSection& gpu, std::size_t limit = kTopKernels);
+double kernelTimeUs(const GpuSection& gpu);
+
+struct Item {
+  std::string label, value;
+};
+std::vector<Item> idleItems(const GpuIdle& idle);
+std::vector<Item> launchItems(const LaunchStats& launch);
+std::vector<Item> correctionItems(const Correction& correction);
+
+// Transition names over all operations, sorted.
+std::vector<std::string> transitionNames(const Analysis& analysis);
+// "inference [training]", with " · process 123" when the document has several processes.
+std::string operationTitle(const Analysis& analysis, const Operation& op);
+// "cupti" -> "CUPTI"; unknown keys as they are.
+std::string overheadSourceName(const std::string& key);
+
+}  // namespace rlscope::report

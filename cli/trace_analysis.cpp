@@ -1,0 +1,46 @@
+#include "trace_analysis.h"
+
+#include <optional>
+
+#include "breakdown_output.h"
+#include "commands.h"
+#include "gpu_metrics_output.h"
+
+namespace rlscope::cli {
+
+TraceAnalysis analyzeTraceFile(const std::string& trace, const TraceAnalysisOptions& options) {
+  trace::TraceReader reader(trace);
+  analysis::AnalyzeOptions analyze;
+  analyze.progress = [](const std::string& line) { progress(line); };
+  std::optional<analysis::Calibration> calibration;
+  if (!options.noCorrection) {
+    if (!options.calibrationFile.empty()) {
+      calibration = analysis::readCalibrationFile(options.calibrationFile);
+      analyze.calibrationOrigin = options.calibrationFile;
+    } else if (auto rows = reader.calibration(); !rows.empty()) {
+      calibration = analysis::calibrationFromRecords(rows);
+      analyze.calibrationOrigin = "stored in the trace";
+    }
+  }
+  if (calibration) analyze.calibration = &*calibration;
+  TraceAnalysis a;
+  a.breakdown = analysis::analyzeTrace(reader, analyze);
+  progress("GPU metrics");
+  a.gpu = analysis::computeGpuMetrics(reader);
+  a.document = analysis::toJson(a.breakdown);
+  a.document["trace"] = trace;
+  a.document["gpu"] = analysis::gpuMetricsToJson(a.gpu, options.topKernels);
+  return a;
+}
+
+void addTraceAnalysisOptions(CLI::App& cmd, TraceAnalysisOptions& options) {
+  cmd.add_option("--calibration", options.calibrationFile,
+                 "remove the profiler's overhead with this calibration file (rlscope "
+                 "calibrate); default: the calibration stored in the trace, if any");
+  cmd.add_flag("--no-correction", options.noCorrection,
+               "times as recorded, even when the trace holds a calibration");
+  cmd.add_option("--top-kernels", options.topKernels, "kernels listed, longest total first")
+      ->capture_default_str();
+}
+
+}  // namespace rlscope::cli

@@ -1,0 +1,33 @@
+// One analysis of a trace file as `rlscope analyze` and `rlscope report` do it: the breakdown
+// (corrected when a calibration is given or stored in the trace), the GPU metrics, and the
+// analysis document (JSON, schema rlscope.analysis/1) that reports are rendered from.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <cstddef>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "breakdown.h"
+#include "gpu_metrics.h"
+
+namespace rlscope::cli {
+
+struct TraceAnalysisOptions {
+  std::string calibrationFile;  // empty: the trace's own calibration, if any
+  bool noCorrection = false;
+  std::size_t topKernels = 20;
+};
+
+struct TraceAnalysis {
+  analysis::Breakdown breakdown;
+  analysis::GpuMetrics gpu;
+  nlohmann::json document;
+};
+
+TraceAnalysis analyzeTraceFile(const std::string& trace, const TraceAnalysisOptions& options);
+
+// The options above on a subcommand.
+void addTraceAnalysisOptions(CLI::App& cmd, TraceAnalysisOptions& options);
+
+}  // namespace rlscope::cli
