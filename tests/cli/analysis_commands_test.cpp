@@ -1,0 +1,188 @@
+// rlscope calibrate, rlscope-prof --calibrate, rlscope analyze (corrected, html) and rlscope
+// report (HTML, Markdown, the regression gate) end to end on the bundled CPU sample.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "support/run_command.h"
+#include "support/temp_dir.h"
+
+namespace rlscope {
+namespace {
+
+using json = nlohmann::json;
+using testing::lines;
+using testing::runCommand;
+using testing::TempDir;
+
+const std::string kSample = std::string(RLSCOPE_BIN_DIR) + "/rlscope_sample_cpu_training";
+
+std::string readFile(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+TEST(Calibrate, SampleCostsFileAndCorrectedAnalysis) {
+  TempDir tmp;
+  auto cal = tmp / "cal.json";
+  auto r = runCommand({"rlscope", "calibrate", "-o", cal.string(), "--repetitions", "2", "--",
+                       kSample, "--iterations", "40", "--seed", "1"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_NE(r.err.find("repetition 2 of 2, annotations"), std::string::npos) << r.err;
+  auto doc = json::parse(readFile(cal));
+  EXPECT_EQ(doc["schema"], "rlscope.calibration/1");
+  EXPECT_EQ(doc["repetitions"], 2);
+  EXPECT_EQ(doc["uninstrumented"]["n"], 2);
+  std::set<std::string> sources;
+  for (const auto& c : doc["costs"]) {
+    sources.insert(c["source"].get<std::string>());
+    EXPECT_EQ(c["n"], 2) << c.dump();
+  }
+  EXPECT_TRUE(sources.contains("process") && sources.contains("annotation")) << doc.dump();
+  EXPECT_FALSE(sources.contains("python_transition"));  // a native program: nothing to price
+  // Every configuration twice, except Python tracking: dropped after a first run without any.
+  std::map<std::string, int> runs;
+  for (const auto& run : doc["runs"]) ++runs[run["config"].get<std::string>()];
+  EXPECT_EQ(runs["uninstrumented"], 2);
+  EXPECT_EQ(runs["annotations"], 2);
+  EXPECT_EQ(runs["python"], 1);
+
+  // Profile, then analyze with that calibration: corrected, with a bias and per-source costs.
+  auto trace = tmp / "run.sqlite";
+  ASSERT_EQ(runCommand({"rlscope-prof", "-q", "-o", trace.string(), "--", kSample, "--iterations",
+                        "40", "--seed", "1"})
+                .exitCode,
+            0);
+  auto a = runCommand(
+      {"rlscope", "analyze", trace.string(), "--calibration", cal.string(), "--format", "json"});
+  ASSERT_EQ(a.exitCode, 0) << a.err;
+  auto analysis = json::parse(a.out);
+  EXPECT_EQ(analysis["corrected"], true);
+  const auto& c = analysis["correction"];
+  EXPECT_TRUE(c.contains("bias_pct")) << c.dump();
+  EXPECT_GT(c["events"]["annotation"].get<std::int64_t>(), 1000);
+  EXPECT_LE(c["corrected_total_us"].get<double>(), c["uncorrected_total_us"].get<double>());
+  // The sample's operations run native code: Native time, not idle.
+  bool native = false;
+  for (const auto& op : analysis["operations"])
+    for (const auto& s : op["categories"]) native |= s["set"] == json::array({"Native"});
+  EXPECT_TRUE(native) << a.out;
+  auto plain = runCommand({"rlscope", "analyze", trace.string(), "--format", "json"});
+  EXPECT_EQ(json::parse(plain.out)["corrected"], false);  // no calibration in this trace
+}
+
+TEST(Calibrate, ProfCalibrateStoresTheCostsInTheTrace) {
+  TempDir tmp;
+  auto trace = tmp / "run.sqlite";
+  auto r = runCommand({"rlscope-prof", "--calibrate", "--repetitions", "1", "-o", trace.string(),
+                       "--", kSample, "--iterations", "20", "--seed", "1"});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_TRUE(std::filesystem::exists(tmp / "run.sqlite.calibration.json"));
+  auto a = runCommand({"rlscope", "analyze", trace.string(), "--format", "json"});
+  ASSERT_EQ(a.exitCode, 0) << a.err;
+  auto doc = json::parse(a.out);
+  EXPECT_EQ(doc["corrected"], true);
+  EXPECT_EQ(doc["correction"]["calibration"], "stored in the trace");
+  auto table = runCommand({"rlscope", "analyze", trace.string()});
+  EXPECT_NE(table.out.find("overhead correction"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("bias"), std::string::npos) << table.out;
+  auto raw =
+      runCommand({"rlscope", "analyze", trace.string(), "--no-correction", "--format", "json"});
+  EXPECT_EQ(json::parse(raw.out)["corrected"], false);
+}
+
+TEST(Calibrate, AFailingCommandOrBadFileIsOneErrorLine) {
+  TempDir tmp;
+  auto cal = tmp / "cal.json";
+  auto r = runCommand({"rlscope", "calibrate", "-o", cal.string(), "--", kSample, "--bogus"});
+  EXPECT_EQ(r.exitCode, 1);
+  EXPECT_NE(r.err.find("calibration needs a command that succeeds"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(cal));
+  auto none = runCommand({"rlscope", "calibrate", "-o", cal.string()});
+  EXPECT_NE(none.exitCode, 0);
+  EXPECT_EQ(lines(none.err).size(), 1u) << none.err;
+  // A file that is not a calibration, for a trace: one line, status 1.
+  std::ofstream(tmp / "bad.json") << "{\"schema\": \"something else\"}";
+  auto trace = tmp / "run.sqlite";
+  ASSERT_EQ(
+      runCommand({"rlscope-prof", "-q", "-o", trace.string(), "--", kSample, "--iterations", "2"})
+          .exitCode,
+      0);
+  auto bad = runCommand(
+      {"rlscope", "analyze", trace.string(), "--calibration", (tmp / "bad.json").string()});
+  EXPECT_EQ(bad.exitCode, 1);
+  EXPECT_EQ(lines(bad.err).size(), 1u) << bad.err;
+  EXPECT_NE(bad.err.find("not an rlscope calibration"), std::string::npos) << bad.err;
+}
+
+class Report : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    trace_ = tmp_ / "run.sqlite";
+    ASSERT_EQ(runCommand({"rlscope-prof", "-q", "-o", trace_.string(), "--", kSample,
+                          "--iterations", "30", "--seed", "1"})
+                  .exitCode,
+              0);
+  }
+  TempDir tmp_;
+  std::filesystem::path trace_;
+};
+
+TEST_F(Report, HtmlMarkdownAndJsonByExtension) {
+  for (const char* name : {"r.html", "r.md", "r.json"}) {
+    auto out = tmp_ / name;
+    auto r = runCommand({"rlscope", "report", trace_.string(), "-o", out.string()});
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    std::string text = readFile(out);
+    EXPECT_NE(text.find("inference"), std::string::npos) << name;
+    std::string n = name;
+    if (n == "r.html") {
+      EXPECT_EQ(text.rfind("<!DOCTYPE html>", 0), 0u);
+    } else if (n == "r.md") {
+      EXPECT_NE(text.find("| inference"), std::string::npos);
+    } else {
+      EXPECT_EQ(json::parse(text)["schema"], "rlscope.analysis/1");
+    }
+  }
+  auto md = runCommand({"rlscope", "report", trace_.string()});
+  EXPECT_NE(md.out.find("## rlscope report"), std::string::npos) << md.out;
+  auto html = runCommand({"rlscope", "analyze", trace_.string(), "--format", "html"});
+  EXPECT_NE(html.out.find("<svg"), std::string::npos);
+}
+
+TEST_F(Report, TheGateFailsOnARegressionAndPassesOnNoise) {
+  auto a = runCommand({"rlscope", "analyze", trace_.string(), "--format", "json"});
+  ASSERT_EQ(a.exitCode, 0) << a.err;
+  auto base = json::parse(a.out);
+  auto write = [&](const char* name, const json& doc) {
+    std::ofstream(tmp_ / name) << doc.dump();
+    return (tmp_ / name).string();
+  };
+  // The same run against itself, and a run 3 % slower everywhere, pass at 10 %.
+  auto noisy = base;
+  for (auto& op : noisy["operations"]) op["time_us"] = op["time_us"].get<double>() * 1.03;
+  auto same = runCommand({"rlscope", "report", "--baseline", write("base.json", base),
+                          write("noisy.json", noisy), "--fail-above", "10"});
+  EXPECT_EQ(same.exitCode, 0) << same.out << same.err;
+  // Backpropagation 50 % slower fails, and the Markdown summary says what regressed.
+  auto slow = base;
+  for (auto& op : slow["operations"])
+    if (op["name"] == "backpropagation") op["time_us"] = op["time_us"].get<double>() * 1.5;
+  auto summary = tmp_ / "summary.md";
+  auto gate = runCommand({"rlscope", "report", "--baseline", (tmp_ / "base.json").string(),
+                          write("slow.json", slow), "--fail-above", "10", "-o", summary.string()});
+  EXPECT_EQ(gate.exitCode, 1) << gate.out << gate.err;
+  EXPECT_NE(gate.out.find("backpropagation"), std::string::npos) << gate.out;
+  EXPECT_NE(readFile(summary).find("regression"), std::string::npos);
+  // A trace as the baseline works too (analysed on the fly).
+  auto traces = runCommand({"rlscope", "report", "--baseline", trace_.string(), trace_.string()});
+  EXPECT_EQ(traces.exitCode, 0) << traces.out << traces.err;
+}
+
+}  // namespace
+}  // namespace rlscope
