@@ -91,5 +91,16 @@ else
   echo "bench.sh: Python figures skipped (no .venv with numpy, or the package was not built)"
 fi
 
+# The bias of overhead correction on the bundled samples (bench/correction/correction_bias.py):
+# calibrate, profile several times, compare corrected totals with the uninstrumented runs.
+step "overhead correction: bias on the bundled samples"
+cmake --build "$dir" --target rlscope rlscope-prof rlscope_sample_cpu_training -j "$build_jobs"
+bias_python=()
+if [[ -d "$dir/python/rlscope" && -x "$python" ]] && "$python" -c "import numpy" 2>/dev/null; then
+  bias_python=(--python "$PWD/$python")
+fi
+python3 bench/correction/correction_bias.py --build "$dir" "${bias_python[@]}" |
+  tee "$out/correction_bias.txt"
+
 echo
 echo "bench.sh: ${#programs[@]} program(s) in $(elapsed "$start") s; JSON in $out/"

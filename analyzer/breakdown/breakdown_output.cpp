@@ -114,6 +114,34 @@ static void writeCorrection(const Correction& c, std::ostream& out) {
   for (const auto& n : c.notes) out << "  note: " << n << "\n";
 }
 
+// Per operation, GPU time it launched and its language transitions; only operations with any.
+static void writeLaunchesAndTransitions(const Breakdown& b, std::ostream& out) {
+  bool header = false;
+  for (const auto& o : b.operations) {
+    const auto& t = o.transitions;
+    if (o.launchedGpuActivities == 0 && t.pythonToBackend + t.pythonToSimulator + t.toCudaApi == 0)
+      continue;
+    char line[256];
+    if (!header) {
+      std::snprintf(line, sizeof line, "\n  %-8s %-28s %-12s %14s %16s %18s %14s\n", "process",
+                    "operation", "phase", "GPU launched ms", "Python->Backend", "Python->Simulator",
+                    "-> CUDA API");
+      out << line;
+      header = true;
+    }
+    std::snprintf(line, sizeof line, "  %-8lld %-28.28s %-12.12s %14s %16llu %18llu %14llu\n",
+                  static_cast<long long>(o.process), o.name.c_str(), o.phase.c_str(),
+                  ms(o.launchedGpu).c_str(), static_cast<unsigned long long>(t.pythonToBackend),
+                  static_cast<unsigned long long>(t.pythonToSimulator),
+                  static_cast<unsigned long long>(t.toCudaApi));
+    out << line;
+  }
+  if (header)
+    out << "\nGPU launched: kernels, copies and memsets launched from inside the operation, "
+           "wherever they ran.\nTransitions: calls into the backend, the simulator and the CUDA "
+           "API made inside it.\n";
+}
+
 void writeTable(const Breakdown& b, std::ostream& out) {
   std::int64_t process = -1;
   for (const auto& o : b.operations) {
@@ -139,13 +167,14 @@ void writeTable(const Breakdown& b, std::ostream& out) {
   }
   out << "\nCPU / GPU / CPU+GPU: share of each operation's time with only CPU categories, only "
          "GPU\n"
-         "ones, or both active (GPU-bound = GPU + CPU+GPU).";
+         "ones, or both active (GPU-bound = GPU + CPU+GPU).\n";
+  writeLaunchesAndTransitions(b, out);
   if (b.correction) {
-    out << " The profiler's overhead is removed.\n";
+    out << "The profiler's overhead is removed from these times.\n";
     writeCorrection(*b.correction, out);
   } else {
-    out << " Times are as recorded, profiler overhead\n"
-           "included (rlscope calibrate, then --calibration, removes it).\n";
+    out << "Times are as recorded, the profiler's overhead included (rlscope calibrate, then\n"
+           "--calibration, removes it).\n";
   }
 }
 
