@@ -53,14 +53,14 @@ std::string gpuUnusableReason() {
 // One run of the plain command; the wall time from spawn to exit.
 std::optional<double> runUninstrumented(const std::string& path,
                                         const std::vector<std::string>& command,
-                                        const ProfOptions& base) {
+                                        const ProfOptions& base, std::string_view who) {
   auto started = std::chrono::steady_clock::now();
   launch::ExitStatus status = launch::runAndWait(path, command, currentEnvironment());
   auto elapsed = std::chrono::steady_clock::now() - started;
   launch::waitForDescendants(
       std::chrono::milliseconds(static_cast<long>(base.waitDescendantsSeconds * 1000)), [] {});
   if (status.code != 0) {
-    std::cerr << "rlscope calibrate: error: " << command[0] << " exited with status " << status.code
+    std::cerr << who << ": error: " << command[0] << " exited with status " << status.code
               << " when run without rlscope; calibration needs a command that succeeds\n";
     return std::nullopt;
   }
@@ -71,7 +71,7 @@ std::optional<double> runUninstrumented(const std::string& path,
 std::optional<analysis::RunMeasurement> runProfiled(const analysis::CalibrationConfig& config,
                                                     const std::vector<std::string>& command,
                                                     const ProfOptions& base,
-                                                    const fs::path& scratch) {
+                                                    const fs::path& scratch, std::string_view who) {
   ProfOptions o = base;
   o.quiet = true;
   o.calibrate = false;
@@ -85,9 +85,8 @@ std::optional<analysis::RunMeasurement> runProfiled(const analysis::CalibrationC
   ProfOutcome outcome;
   int status = runProf(o, command, &outcome);
   if (status != 0) {
-    std::cerr << "rlscope calibrate: error: " << command[0] << " exited with status " << status
-              << " in the " << config.name
-              << " configuration; calibration needs a command that succeeds\n";
+    std::cerr << who << ": error: " << command[0] << " exited with status " << status << " in the "
+              << config.name << " configuration; calibration needs a command that succeeds\n";
     return std::nullopt;
   }
   analysis::RunMeasurement m;
@@ -130,7 +129,7 @@ void printCosts(const analysis::Calibration& cal,
 
 std::optional<analysis::Calibration> calibrateCommand(
     const ProfOptions& base, std::vector<std::string> command, const fs::path& output,
-    const std::function<void(const std::string&)>& say) {
+    std::string_view who, const std::function<void(const std::string&)>& say) {
   if (!command.empty() && command.front() == "--") command.erase(command.begin());
   if (command.empty()) {
     std::cerr << "rlscope calibrate: error: no COMMAND to calibrate (usage: rlscope calibrate -o "
@@ -139,7 +138,7 @@ std::optional<analysis::Calibration> calibrateCommand(
   }
   auto resolved = launch::resolveCommand(command[0]);
   if (resolved.exitCode != 0) {
-    std::cerr << "rlscope calibrate: error: " << resolved.error << '\n';
+    std::cerr << who << ": error: " << resolved.error << '\n';
     return std::nullopt;
   }
   fs::path outDir = output.parent_path().empty() ? fs::path(".") : output.parent_path();
@@ -176,11 +175,11 @@ std::optional<analysis::Calibration> calibrateCommand(
       const auto& config = *configs[i];
       analysis::RunMeasurement m;
       if (config.profiled) {
-        auto r = runProfiled(config, command, base, scratch);
+        auto r = runProfiled(config, command, base, scratch, who);
         if (!r) return std::nullopt;
         m = *r;
       } else {
-        auto elapsed = runUninstrumented(resolved.path, command, base);
+        auto elapsed = runUninstrumented(resolved.path, command, base, who);
         if (!elapsed) return std::nullopt;
         m.config = config.name;
         m.elapsedNs = *elapsed;
@@ -210,7 +209,7 @@ std::optional<analysis::Calibration> calibrateCommand(
   cal.command = joined(command);
   cal.warnings.insert(cal.warnings.begin(), skipped.begin(), skipped.end());
   printCosts(cal, say);
-  for (const auto& w : cal.warnings) std::cerr << "rlscope calibrate: note: " << w << '\n';
+  for (const auto& w : cal.warnings) std::cerr << who << ": note: " << w << '\n';
 
   writeOutput(output.string(),
               [&](std::ostream& out) { out << analysis::calibrationToJson(cal).dump(2) << '\n'; });
@@ -231,7 +230,7 @@ int calibrateMain(const std::string& name, int argc, char** argv) {
     auto say = [&](const std::string& line) {
       if (!o.quiet) std::cerr << "rlscope calibrate: " << line << '\n';
     };
-    auto cal = calibrateCommand(o, std::move(command), output, say);
+    auto cal = calibrateCommand(o, std::move(command), output, name, say);
     if (!cal) return 1;
     say("calibration written to " + output);
     return 0;

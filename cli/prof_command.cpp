@@ -142,7 +142,8 @@ int runProf(const ProfOptions& options, std::vector<std::string> command, ProfOu
     fs::path file = output.string() + ".calibration.json";
     say(o, "calibrating: " + std::to_string(o.repetitions) +
                " runs of each configuration, then the profiled run");
-    auto cal = calibrateCommand(o, command, file, [&](const std::string& l) { say(o, l); });
+    auto cal = calibrateCommand(o, command, file, "rlscope-prof",
+                                [&](const std::string& l) { say(o, l); });
     if (!cal) return 1;
     o.calibration = analysis::calibrationRecords(*cal);
     say(o, "calibration written to " + file.string() + "; profiling");

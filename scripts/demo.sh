@@ -51,11 +51,17 @@ else
 fi
 cmake --build build --target rlscope rlscope-prof rlscope_sample_cpu_training -j "$build_jobs"
 
-step "[3/7] profiling the sample with rlscope-prof: REINFORCE on CartPole"
-build/bin/rlscope-prof -o "$out/sample_prof.sqlite" -- \
-  build/bin/rlscope_sample_cpu_training --iterations 20 --seed 1
+step "[3/7] calibrating and profiling the sample with rlscope-prof: REINFORCE on CartPole"
+# --calibrate first measures what profiling costs per event (uninstrumented and partly
+# instrumented runs), so that the analysis can remove the profiler's own overhead.
+build/bin/rlscope-prof --calibrate --repetitions 3 -o "$out/sample_prof.sqlite" -- \
+  build/bin/rlscope_sample_cpu_training --iterations 2000 --seed 1
 echo
 "$rlscope" info "$out/sample_prof.sqlite"
+echo
+"$rlscope" analyze "$out/sample_prof.sqlite"
+"$rlscope" report "$out/sample_prof.sqlite" -o "$out/sample_report.html"
+echo "(open $out/sample_report.html in a browser: the same analysis with charts)"
 
 step "[4/7] asking the trace a question in SQL: time per operation (sqlite3)"
 time_per_operation=$(sql_of_docs "Time per operation")
@@ -68,9 +74,9 @@ python=.venv/bin/python3
 if [[ -x "$python" ]] && "$python" -c "import numpy" 2>/dev/null && [[ -d build/python/rlscope ]]; then
   build/bin/rlscope-prof -o "$out/python_prof.sqlite" -- \
     "$python" samples/python_rl/ppo.py --iterations 5 --steps-per-iteration 512 --seed 1
-  per_category=$(sql_of_docs "Python, Backend and Simulator time per operation")
   echo
-  sqlite3 -header -column "$out/python_prof.sqlite" "$per_category"
+  "$rlscope" analyze "$out/python_prof.sqlite"
+  "$rlscope" report "$out/python_prof.sqlite" -o "$out/python_report.html"
 else
   echo "skipped: no Python environment with numpy (.venv, made by scripts/setup.sh) or the"
   echo "package was not built (RLSCOPE_WITH_PYTHON=OFF)"
@@ -82,12 +88,13 @@ build/bin/rlscope_sample_cpu_training --iterations 20 --seed 1 --trace-out "$out
 "$rlscope" export "$out/sample.sqlite" -o "$out/sample_chrome.json"
 echo "(open $out/sample_chrome.json in https://ui.perfetto.dev to see the timeline)"
 
-step "[7/7] importing a real PyTorch profiler trace (AlexNet on an A100)"
+step "[7/7] importing and analysing a real PyTorch profiler trace (AlexNet on an A100)"
 alexnet=../shared/traces/kineto/a100_alexnet.json.gz
 if [[ -f "$alexnet" ]]; then
   "$rlscope" import "$alexnet" -o "$out/a100_alexnet.sqlite"
   echo
-  "$rlscope" info "$out/a100_alexnet.sqlite"
+  "$rlscope" analyze "$out/a100_alexnet.sqlite" --top-kernels 8
+  "$rlscope" report "$out/a100_alexnet.sqlite" -o "$out/a100_alexnet_report.html"
 else
   echo "skipped: $alexnet is not there (it sits beside the checkout on the project's machines)"
 fi
