@@ -248,6 +248,39 @@ check "GPU of the kernels described" \
           JOIN TARGET_INFO_GPU AS g ON g.id = k.deviceId AND g.totalMemory > 0
             AND g.maxThreadsPerBlock > 0 AND g.threadsPerWarp = 32")" eq 1
 
+step "Analysis (rlscope analyze --format json)"
+rlscope_bin="$build/bin/rlscope"
+if [[ -x "$rlscope_bin" ]]; then
+  analysis="$out/analysis.json"
+  mkdir -p "$out"
+  "$rlscope_bin" analyze "$trace" --format json -o "$analysis"
+  # One integer per line: what the checks below compare.
+  figures=$(python3 - "$analysis" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+ops = {o["name"]: o for o in d["operations"]}
+g = d["gpu"]
+print(int(g["available"]))
+print(len(g["kernels"]))
+print(int(round(ops.get("inference", {}).get("launched_gpu_us", 0) * 1000)))
+print(int(round(ops.get("backpropagate", {}).get("launched_gpu_us", 0) * 1000)))
+print(int(round(ops.get("simulate", {}).get("launched_gpu_us", 0) * 1000)))
+print(sum(int(round(o["gpu_bound_us"] * 1000)) for o in d["operations"]))
+print(int(g["launch"]["kernels_only"]["count"]))
+PY
+  )
+  mapfile -t f <<<"$figures"
+  check "analysis: GPU metrics available" "${f[0]}" eq 1
+  check "analysis: kernel names in the kernel breakdown" "${f[1]}" ge 3
+  check "analysis: GPU ns launched by inference" "${f[2]}" gt 0
+  check "analysis: GPU ns launched by backpropagate" "${f[3]}" gt 0
+  check "analysis: GPU ns launched by simulate (CPU only)" "${f[4]}" eq 0
+  check "analysis: GPU-bound ns over all operations" "${f[5]}" gt 0
+  check "analysis: kernel launches with an API call" "${f[6]}" eq "$total_expected"
+else
+  echo "skipped: no rlscope binary"
+fi
+
 echo
 if ((failures > 0)); then
   echo "gpu-check: $failures check(s) FAILED (trace: $trace)"
