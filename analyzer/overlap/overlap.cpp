@@ -287,48 +287,67 @@ void check(const Interval& i, const char* what) {
 OverlapResult computeOverlap(std::span<const CategoryInterval> categories,
                              std::span<const OperationSpan> operations) {
   constexpr std::uint64_t kMaxIndex = (std::uint64_t{1} << 32) - 1;
-  TimeNs origin = 0;
+  TimeNs origin = 0, last = 0;
   bool found = false;
+  std::size_t boundaries = 0;
+  auto extend = [&](TimeNs start, TimeNs end) {
+    if (end == start) return;
+    if (!found || start < origin) origin = start;
+    if (!found || end > last) last = end;
+    found = true;
+    boundaries += 2;
+  };
   for (const auto& c : categories) {
     check(c, "category");
-    if (c.end > c.start && (!found || c.start < origin)) origin = c.start, found = true;
+    extend(c.start, c.end);
   }
   for (const auto& o : operations) {
     check(o, "operation");
-    if (o.end > o.start && (!found || o.start < origin)) origin = o.start, found = true;
+    extend(o.start, o.end);
   }
   OverlapResult r;
   if (!found) return r;
-  // Keys: the time since the first boundary, then the kind (ends sort before starts).
-  auto sortKey = [&](TimeNs t, Kind kind) {
-    auto since = static_cast<std::uint64_t>(t - origin);
-    if (since >= (std::uint64_t{1} << 62))
-      throw std::invalid_argument("intervals span more than 2^62 ns");
-    return (since << 2) | (kind >> 1);
-  };
-  std::vector<Boundary> b;
-  b.reserve(2 * (categories.size() + operations.size()));
-  for (const auto& c : categories) {
-    if (c.end == c.start) continue;
-    b.push_back({sortKey(c.start, kCategoryStart), pack(kCategoryStart, c.category)});
-    b.push_back({sortKey(c.end, kCategoryEnd), pack(kCategoryEnd, c.category)});
-  }
-  std::uint64_t serial = 0;
-  for (const auto& o : operations) {
-    if (o.end == o.start) continue;
-    // The serial identifies the operation in the active stack; listed later and starting
-    // together means inside (the stable sort keeps the listing order).
-    b.push_back({sortKey(o.start, kOperationStart), pack(kOperationStart, o.operation, serial)});
-    b.push_back({sortKey(o.end, kOperationEnd), pack(kOperationEnd, o.operation, serial)});
-    ++serial;
-  }
-  static_assert(kMaxIndex < (std::uint64_t{1} << 32));
-  sortByKey(b);
+  if (static_cast<std::uint64_t>(last - origin) >= (std::uint64_t{1} << 62))
+    throw std::invalid_argument("intervals span more than 2^62 ns");
+  r.boundaries = boundaries;
+  r.start = origin;  // the earliest start: ends come after their starts
+  r.end = last;
 
-  auto timeOf = [&](const Boundary& x) { return origin + static_cast<TimeNs>(x.key >> 2); };
-  r.boundaries = b.size();
-  r.start = timeOf(b.front());
-  r.end = timeOf(b.back());
+  // The boundaries are sorted and swept a chunk of time at a time, each chunk holding about
+  // kChunkBoundaries: all of them at once (16 bytes each, twice over for the sort, two per
+  // interval) would take several times the memory of the intervals themselves. A chunk lists its
+  // boundaries in the same relative order as the whole list would, so the stable sort puts
+  // every boundary where one sort of all of them would have.
+  constexpr std::size_t kChunkBoundaries = std::size_t{1} << 22;  // 64 MiB, twice over
+  auto since = [&](TimeNs t) { return static_cast<std::uint64_t>(t - origin); };
+  std::vector<std::uint64_t> chunkEnds;  // exclusive ends, in time since origin
+  std::size_t largestChunk = boundaries;
+  if (boundaries <= kChunkBoundaries) {
+    chunkEnds.push_back(since(last) + 1);
+  } else {
+    largestChunk = 0;
+    // Chunk limits from a histogram of the boundaries over kSlots equal slices of time.
+    constexpr std::size_t kSlots = 4096;
+    int shift = 0;
+    while ((since(last) >> shift) >= kSlots) ++shift;
+    std::vector<std::size_t> slots(kSlots);
+    auto count = [&](TimeNs start, TimeNs end) {
+      if (end == start) return;
+      ++slots[since(start) >> shift];
+      ++slots[since(end) >> shift];
+    };
+    for (const auto& c : categories) count(c.start, c.end);
+    for (const auto& o : operations) count(o.start, o.end);
+    std::size_t inChunk = 0;
+    for (std::size_t i = 0; i < kSlots; ++i) {
+      inChunk += slots[i];
+      if (inChunk >= kChunkBoundaries || i + 1 == kSlots) {
+        chunkEnds.push_back(static_cast<std::uint64_t>(i + 1) << shift);
+        largestChunk = std::max(largestChunk, inChunk);
+        inChunk = 0;
+      }
+    }
+  }
 
   ActiveCategories active;
   ActiveOperations ops;
@@ -338,37 +357,67 @@ OverlapResult computeOverlap(std::span<const CategoryInterval> categories,
   OwnerTimes time;
   TimeNs previous = r.start;
   std::size_t activeCount = 0;
-  for (const Boundary& x : b) {
-    TimeNs now = timeOf(x);
-    if (now > previous) {
-      if (setChanged) {
-        set = sets.idOf(active);
-        setChanged = false;
-      }
-      std::uint32_t owner = ops.owner();
-      if (owner != kUnannotated || activeCount > 0) {
-        time.add(owner, set, now - previous);
-      }
-      previous = now;
+  std::vector<Boundary> b;
+  b.reserve(largestChunk);
+  std::uint64_t chunkStart = 0;
+  for (std::uint64_t chunkEnd : chunkEnds) {
+    // This chunk's boundaries. Keys: the time since the first boundary, then the kind (ends
+    // sort before starts).
+    b.clear();
+    auto add = [&](TimeNs t, Kind kind, std::uint64_t what) {
+      std::uint64_t s = since(t);
+      if (s >= chunkStart && s < chunkEnd) b.push_back({(s << 2) | (kind >> 1), what});
+    };
+    for (const auto& c : categories) {
+      if (c.end == c.start) continue;
+      add(c.start, kCategoryStart, pack(kCategoryStart, c.category));
+      add(c.end, kCategoryEnd, pack(kCategoryEnd, c.category));
     }
-    auto index = static_cast<std::uint32_t>((x.what >> 2) & kMaxIndex);
-    switch (x.what & 3) {
-      case kCategoryStart:
-        active.add(index);
-        ++activeCount;
-        break;
-      case kCategoryEnd:
-        active.remove(index);
-        --activeCount;
-        break;
-      case kOperationStart:
-        ops.start(x.what >> 34, index);
-        continue;
-      case kOperationEnd:
-        ops.end(x.what >> 34);
-        continue;
+    std::uint64_t serial = 0;
+    for (const auto& o : operations) {
+      if (o.end == o.start) continue;
+      // The serial identifies the operation in the active stack; listed later and starting
+      // together means inside (the stable sort keeps the listing order).
+      add(o.start, kOperationStart, pack(kOperationStart, o.operation, serial));
+      add(o.end, kOperationEnd, pack(kOperationEnd, o.operation, serial));
+      ++serial;
     }
-    setChanged = true;
+    chunkStart = chunkEnd;
+    static_assert(kMaxIndex < (std::uint64_t{1} << 32));
+    sortByKey(b);
+
+    for (const Boundary& x : b) {
+      TimeNs now = origin + static_cast<TimeNs>(x.key >> 2);
+      if (now > previous) {
+        if (setChanged) {
+          set = sets.idOf(active);
+          setChanged = false;
+        }
+        std::uint32_t owner = ops.owner();
+        if (owner != kUnannotated || activeCount > 0) {
+          time.add(owner, set, now - previous);
+        }
+        previous = now;
+      }
+      auto index = static_cast<std::uint32_t>((x.what >> 2) & kMaxIndex);
+      switch (x.what & 3) {
+        case kCategoryStart:
+          active.add(index);
+          ++activeCount;
+          break;
+        case kCategoryEnd:
+          active.remove(index);
+          --activeCount;
+          break;
+        case kOperationStart:
+          ops.start(x.what >> 34, index);
+          continue;
+        case kOperationEnd:
+          ops.end(x.what >> 34);
+          continue;
+      }
+      setChanged = true;
+    }
   }
 
   r.sets = sets.release();
