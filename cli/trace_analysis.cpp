@@ -11,6 +11,7 @@ namespace rlscope::cli {
 TraceAnalysis analyzeTraceFile(const std::string& trace, const TraceAnalysisOptions& options) {
   trace::TraceReader reader(trace);
   analysis::AnalyzeOptions analyze;
+  analyze.view = options.view;
   analyze.progress = [](const std::string& line) { progress(line); };
   std::optional<analysis::Calibration> calibration;
   if (!options.noCorrection) {
@@ -41,6 +42,15 @@ void addTraceAnalysisOptions(CLI::App& cmd, TraceAnalysisOptions& options) {
                "times as recorded, even when the trace holds a calibration");
   cmd.add_option("--top-kernels", options.topKernels, "kernels listed, longest total first")
       ->capture_default_str();
+  cmd.add_option("--view", options.view,
+                 "whose time each row is: process (threads and streams unioned), thread (its CPU "
+                 "time and the GPU work it launched), or run (every process unioned)")
+      ->transform(CLI::CheckedTransformer(
+          std::map<std::string, analysis::View>{{"process", analysis::View::kProcess},
+                                                {"thread", analysis::View::kThread},
+                                                {"run", analysis::View::kRun}},
+          CLI::ignore_case))
+      ->default_str("process");
 }
 
 }  // namespace rlscope::cli

@@ -84,25 +84,42 @@ void scan(trace::TraceReader& reader, std::string_view table, std::string_view c
   while (st.step()) fn(st);
 }
 
-std::map<std::int64_t, ProcessEvents> readEvents(trace::TraceReader& reader) {
-  std::map<std::int64_t, ProcessEvents> byProcess;
-  // Rows of one process come in long runs: the map is looked up only when the process changes
+// A correlation id made unique across processes (CUPTI's are unique per process only), so that
+// the whole-run view can join launches of several processes; 0 stays "none".
+std::int64_t runCorrelation(std::int64_t globalId, std::int64_t correlation) {
+  return correlation ? (processOf(globalId) << 32) | (correlation & 0xffffffff) : 0;
+}
+
+// The events of each group of the view: a process, a thread (GPU work goes to the thread that
+// launched it), or the whole run (key 0). Process keys are pids, thread keys globalTids.
+std::map<std::int64_t, ProcessEvents> readEvents(trace::TraceReader& reader, View view) {
+  std::map<std::int64_t, ProcessEvents> groups;
+  auto keyOf = [&](std::int64_t globalId) -> std::int64_t {
+    switch (view) {
+      case View::kThread:
+        return globalId;
+      case View::kRun:
+        return 0;
+      case View::kProcess:
+        break;
+    }
+    return processOf(globalId);
+  };
+  // Rows of one group come in long runs: the map is looked up only when the group changes
   // (std::map references stay valid as it grows).
-  std::int64_t lastPid = -1;
+  std::int64_t lastKey = -1;
   ProcessEvents* last = nullptr;
-  auto process = [&](std::int64_t globalId) -> ProcessEvents& {
-    std::int64_t pid = processOf(globalId);
-    if (pid != lastPid) {
-      last = &byProcess[pid];
-      lastPid = pid;
+  auto group = [&](std::int64_t key) -> ProcessEvents& {
+    if (key != lastKey) {
+      last = &groups[key];
+      lastKey = key;
     }
     return *last;
   };
-  // The process's events with the interval added; nullptr for a damaged row (nothing to count).
-  auto addInterval = [&](std::int64_t globalId, TimeNs start, TimeNs end,
-                         Category c) -> ProcessEvents* {
+  // The group's events with the interval added; nullptr for a damaged row (nothing to count).
+  auto addInterval = [&](std::int64_t key, TimeNs start, TimeNs end, Category c) -> ProcessEvents* {
     if (end < start) return nullptr;
-    ProcessEvents& e = process(globalId);
+    ProcessEvents& e = group(key);
     e.categories.push_back({start, end, static_cast<std::uint32_t>(c)});
     return &e;
   };
@@ -112,42 +129,65 @@ std::map<std::int64_t, ProcessEvents> readEvents(trace::TraceReader& reader) {
          TimeNs start = st.columnInt(0), end = st.columnInt(1);
          std::int64_t tid = st.columnInt(2);
          auto category = static_cast<Category>(st.columnInt(3));
-         ProcessEvents& e = process(tid);
+         auto* e = addInterval(keyOf(tid), start, end, category);
+         if (!e) return;
          if (tid != lastTid) {  // a set insert per thread run, not per row
-           e.classifiedThreads.insert(tid);
+           e->classifiedThreads.insert(tid);
            lastTid = tid;
          }
-         if (addInterval(tid, start, end, category) &&
-             (category == Category::kBackend || category == Category::kSimulator))
-           e.nativeCalls.push_back({tid, start, end, category});
+         if (category == Category::kBackend || category == Category::kSimulator)
+           e->nativeCalls.push_back({tid, start, end, category});
        });
+  // The thread view puts GPU work under the thread whose API call launched it.
+  std::unordered_map<std::int64_t, std::int64_t> launcher;  // run correlation -> globalTid
   for (auto table : {trace::table::kRuntime, trace::table::kDriver})
     scan(reader, table, "start, end, globalTid, nameId, correlationId", [&](trace::Statement& st) {
       TimeNs start = st.columnInt(0), end = st.columnInt(1);
       std::int64_t tid = st.columnInt(2);
-      if (auto* e = addInterval(tid, start, end, Category::kCudaApi))
-        e->apiCalls.push_back({tid, start, end, st.columnInt(3), st.columnInt(4)});
+      std::int64_t correlation = runCorrelation(tid, st.columnInt(4));
+      if (auto* e = addInterval(keyOf(tid), start, end, Category::kCudaApi)) {
+        e->apiCalls.push_back({tid, start, end, st.columnInt(3), correlation});
+        if (view == View::kThread && correlation) launcher.emplace(correlation, tid);
+      }
     });
+  // A GPU row's group; in the thread view, work without a launching call goes to the process's
+  // thread 0.
+  auto gpuKey = [&](std::int64_t globalPid, std::int64_t correlation) {
+    if (view != View::kThread) return keyOf(globalPid);
+    auto it = launcher.find(correlation);
+    return it == launcher.end() ? trace::globalPidOf(processOf(globalPid)) : it->second;
+  };
   for (auto [table, category] : {std::pair{trace::table::kKernel, Category::kGpuKernel},
                                  std::pair{trace::table::kMemcpy, Category::kGpuMemcpy},
                                  std::pair{trace::table::kMemset, Category::kGpuMemset}})
     scan(reader, table, "start, end, globalPid, correlationId", [&](trace::Statement& st) {
       TimeNs start = st.columnInt(0), end = st.columnInt(1);
-      if (auto* e = addInterval(st.columnInt(2), start, end, category))
-        e->gpu.push_back({start, end, st.columnInt(3)});
+      std::int64_t pid = st.columnInt(2);
+      std::int64_t correlation = runCorrelation(pid, st.columnInt(3));
+      if (auto* e = addInterval(gpuKey(pid, correlation), start, end, category))
+        e->gpu.push_back({start, end, correlation});
     });
   // Operations and phases are few; the for-each API fills their whole records.
   trace::EventFilter all;
   all.storageOrder = true;
   reader.forEachOperation(all, [&](const trace::OperationRecord& r) {
-    if (r.end >= r.start) process(r.globalTid).operations.push_back(r);
+    if (r.end >= r.start) group(keyOf(r.globalTid)).operations.push_back(r);
   });
+  std::vector<trace::PhaseRecord> phases;
   reader.forEachPhase(all, [&](const trace::PhaseRecord& r) {
-    if (r.end >= r.start) process(r.globalPid).phases.push_back(r);
+    if (r.end >= r.start) phases.push_back(r);
   });
-  for (const auto& x : reader.externalCorrelations())
-    process(x.globalPid).launchedBy[x.correlationId] = x.externalId;
-  return byProcess;
+  // Phases belong to a process: each of its groups (all its threads, in the thread view).
+  for (auto& [key, e] : groups)
+    for (const auto& p : phases)
+      if (view == View::kRun ||
+          processOf(p.globalPid) == (view == View::kThread ? processOf(key) : key))
+        e.phases.push_back(p);
+  for (const auto& x : reader.externalCorrelations()) {
+    std::int64_t correlation = runCorrelation(x.globalPid, x.correlationId);
+    group(gpuKey(x.globalPid, correlation)).launchedBy[correlation] = x.externalId;
+  }
+  return groups;
 }
 
 // The phase an instant falls in (the latest one started at or before it that is still open).
@@ -290,8 +330,8 @@ void reserveAddedIntervals(ProcessEvents& e, const OverheadCosts* costs) {
   e.categories.swap(exact);
 }
 
-void analyzeProcess(std::int64_t pid, ProcessEvents& events, trace::TraceReader& reader,
-                    const OverheadCosts* costs, Breakdown& out) {
+void analyzeProcess(std::int64_t pid, std::int64_t tid, ProcessEvents& events,
+                    trace::TraceReader& reader, const OverheadCosts* costs, Breakdown& out) {
   reserveAddedIntervals(events, costs);
   addNativeTime(events);
   // Operations listed parents first where they start together (the engine's rule).
@@ -324,6 +364,7 @@ void analyzeProcess(std::int64_t pid, ProcessEvents& events, trace::TraceReader&
   std::vector<OperationBreakdown> rows(keys.size());
   for (std::size_t i = 0; i < keys.size(); ++i) {
     rows[i].process = pid;
+    rows[i].thread = tid;
     rows[i].name = keys[i].first;
     rows[i].phase = keys[i].second;
     rows[i].instances = instances[i];
@@ -331,8 +372,8 @@ void analyzeProcess(std::int64_t pid, ProcessEvents& events, trace::TraceReader&
 
   // Launches and transitions belong to the innermost operation open on the calling thread.
   ThreadOperations threadOps(ops);
-  auto keyAt = [&](std::int64_t tid, TimeNs t) -> std::uint32_t {
-    auto i = threadOps.innermostAt(tid, t);
+  auto keyAt = [&](std::int64_t globalTid, TimeNs t) -> std::uint32_t {
+    auto i = threadOps.innermostAt(globalTid, t);
     return i < 0 ? kUnannotated : spans[static_cast<std::size_t>(i)].operation;
   };
   std::unordered_map<std::int64_t, std::uint32_t> launchKey;  // correlation id -> key
@@ -447,7 +488,7 @@ OverheadCosts overheadCosts(trace::TraceReader& reader, const AnalyzeOptions& op
 // The whole-run correction: events × cost per source, off the command's wall time, and the
 // bias against the uninstrumented run.
 void correctTotal(trace::TraceReader& reader, const OverheadCosts& costs,
-                  const std::map<std::int64_t, ProcessEvents>& byProcess, Breakdown& out) {
+                  const std::map<std::int64_t, ProcessEvents>& groups, Breakdown& out) {
   Correction& c = *out.correction;
   const Calibration& cal = *costs.calibration;
   auto set = [&](const char* source, std::int64_t events, double removed) {
@@ -462,7 +503,7 @@ void correctTotal(trace::TraceReader& reader, const OverheadCosts& costs,
   }
   std::int64_t ops = 0, calls = 0;
   double cupti = 0;
-  for (const auto& [pid, e] : byProcess) {
+  for (const auto& [key, e] : groups) {
     ops += static_cast<std::int64_t>(e.operations.size());
     calls += static_cast<std::int64_t>(e.apiCalls.size());
     if (costs.on[3])
@@ -493,6 +534,18 @@ TimeNs totalOf(trace::TraceReader& reader) {
 
 }  // namespace
 
+const char* viewName(View v) {
+  switch (v) {
+    case View::kThread:
+      return "thread";
+    case View::kRun:
+      return "run";
+    case View::kProcess:
+      break;
+  }
+  return "process";
+}
+
 Breakdown analyzeTrace(trace::TraceReader& reader, const AnalyzeOptions& options) {
   Breakdown out;
   out.totalNs = totalOf(reader);
@@ -502,15 +555,22 @@ Breakdown analyzeTrace(trace::TraceReader& reader, const AnalyzeOptions& options
     out.correction->calibrationOrigin = options.calibrationOrigin;
     costs = overheadCosts(reader, options, *out.correction);
   }
-  auto byProcess = readEvents(reader);
-  if (costs) correctTotal(reader, *costs, byProcess, out);
-  for (auto& [pid, events] : byProcess) {
+  out.view = options.view;
+  auto groups = readEvents(reader, options.view);
+  if (costs) correctTotal(reader, *costs, groups, out);
+  for (auto& [key, events] : groups) {
+    // The group's process and thread: a pid, a globalTid, or the whole run.
+    std::int64_t pid = options.view == View::kThread ? processOf(key) : key;
+    std::int64_t tid = options.view == View::kThread ? trace::tidOfGlobalId(key) : 0;
     if (options.progress)
-      options.progress("analyzing process " + std::to_string(pid) + " (" +
-                       std::to_string(events.categories.size() + events.operations.size()) +
+      options.progress((options.view == View::kRun ? std::string("analyzing the whole run")
+                        : options.view == View::kThread
+                            ? "analyzing thread " + std::to_string(pid) + "/" + std::to_string(tid)
+                            : "analyzing process " + std::to_string(pid)) +
+                       " (" + std::to_string(events.categories.size() + events.operations.size()) +
                        " intervals)");
     std::size_t first = out.operations.size();
-    analyzeProcess(pid, events, reader, costs ? &*costs : nullptr, out);
+    analyzeProcess(pid, tid, events, reader, costs ? &*costs : nullptr, out);
     std::sort(out.operations.begin() + static_cast<std::ptrdiff_t>(first), out.operations.end(),
               [](const auto& a, const auto& b) { return a.time > b.time; });
   }

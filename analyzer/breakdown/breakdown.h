@@ -33,8 +33,15 @@ struct TransitionCounts {
   std::uint64_t toCudaApi = 0;
 };
 
+// Whose time a breakdown row is: a process's (threads and streams unioned, design.md §4), one
+// thread's (its CPU time, and the GPU work it launched), or the whole run's (every process
+// unioned; rows have process 0).
+enum class View { kProcess, kThread, kRun };
+const char* viewName(View v);
+
 struct OperationBreakdown {
-  std::int64_t process = 0;  // pid
+  std::int64_t process = 0;  // pid; 0 in the whole-run view
+  std::int64_t thread = 0;   // OS tid in the thread view (0: GPU work without a launching call)
   std::string name;          // kUnannotatedName for time outside every operation
   std::string phase;         // empty when outside every phase
   std::uint64_t instances = 0;
@@ -65,13 +72,15 @@ struct Correction {
 };
 
 struct Breakdown {
-  std::vector<OperationBreakdown> operations;  // by process, then longest first
+  View view = View::kProcess;
+  std::vector<OperationBreakdown> operations;  // by process (or thread), then longest first
   std::uint64_t events = 0;                    // intervals the overlap engine swept
   trace::TimeNs totalNs = 0;  // the command's wall time (rlscope-prof), else the trace's span
   std::optional<Correction> correction;
 };
 
 struct AnalyzeOptions {
+  View view = View::kProcess;
   // Remove the profiler's overhead with these costs (nullptr: as recorded).
   const Calibration* calibration = nullptr;
   std::string calibrationOrigin;

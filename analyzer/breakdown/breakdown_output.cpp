@@ -59,8 +59,10 @@ nlohmann::json toJson(const Breakdown& b) {
            {"Python->Simulator", o.transitions.pythonToSimulator},
            {"Backend->CUDA API", o.transitions.toCudaApi}}},
          {"categories", categories}});
+    if (b.view == View::kThread) ops.back()["thread"] = o.thread;
   }
   nlohmann::json doc = {{"schema", "rlscope.analysis/1"},
+                        {"view", viewName(b.view)},
                         {"corrected", b.correction.has_value()},
                         {"total_us", us(b.totalNs)},
                         {"operations", ops}};
@@ -143,11 +145,17 @@ static void writeLaunchesAndTransitions(const Breakdown& b, std::ostream& out) {
 }
 
 void writeTable(const Breakdown& b, std::ostream& out) {
-  std::int64_t process = -1;
+  std::pair<std::int64_t, std::int64_t> group{-1, -1};
   for (const auto& o : b.operations) {
-    if (o.process != process) {
-      process = o.process;
-      out << "\nprocess " << process << "\n";
+    if (std::pair(o.process, o.thread) != group) {
+      group = {o.process, o.thread};
+      if (b.view == View::kRun)
+        out << "\nthe whole run (every process)\n";
+      else if (b.view == View::kThread)
+        out << "\nprocess " << o.process << " thread " << o.thread
+            << (o.thread ? "" : " (GPU work no thread's API call launched)") << "\n";
+      else
+        out << "\nprocess " << o.process << "\n";
       char head[160];
       std::snprintf(head, sizeof head, "  %-28s %-12s %10s %9s %9s %9s  %s\n", "operation", "phase",
                     "time ms", "CPU", "GPU", "CPU+GPU", "top category sets");
@@ -179,11 +187,15 @@ void writeTable(const Breakdown& b, std::ostream& out) {
 }
 
 void writeCsv(const Breakdown& b, std::ostream& out) {
-  out << "process,operation,phase,set,time_us\n";
+  bool threads = b.view == View::kThread;
+  out << (threads ? "process,thread," : "process,") << "operation,phase,set,time_us\n";
   for (const auto& o : b.operations)
-    for (const auto& c : o.categories)
-      out << o.process << ',' << csvField(o.name) << ',' << csvField(o.phase) << ','
-          << csvField(joined(c.set, "+")) << ',' << us(c.time) << '\n';
+    for (const auto& c : o.categories) {
+      out << o.process << ',';
+      if (threads) out << o.thread << ',';
+      out << csvField(o.name) << ',' << csvField(o.phase) << ',' << csvField(joined(c.set, "+"))
+          << ',' << us(c.time) << '\n';
+    }
 }
 
 }  // namespace rlscope::analysis

@@ -303,6 +303,74 @@ TEST(Attribution, GpuWorkGoesToTheOperationThatLaunchedItAndTransitionsAreCounte
   EXPECT_EQ(find(b, kUnannotatedName).transitions.toCudaApi, 1u);  // the worker's launch
 }
 
+// Two processes, each with one operation that launches a kernel under the same correlation id
+// (CUPTI's ids are per process), and a worker thread in the first one.
+std::filesystem::path writeTwoProcesses(const testing::TempDir& dir) {
+  auto path = dir / "two.sqlite";
+  trace::TraceWriter w(path);
+  constexpr std::int64_t kOther = 77;
+  for (std::int64_t pid : {kPid, kOther})
+    w.addProcess({.globalPid = trace::globalPidOf(pid), .pid = pid, .name = "worker"});
+  auto work = [&](std::int64_t pid, std::int64_t id, const char* name, trace::TimeNs kernelStart,
+                  trace::TimeNs kernelEnd) {
+    std::int64_t tid = trace::globalTidOf(pid, pid);
+    w.addCpuInterval({.start = 0, .end = 100, .globalTid = tid, .category = Category::kPython});
+    w.addOperation({.id = id, .start = 0, .end = 100, .globalTid = tid, .nameId = w.intern(name)});
+    trace::ApiCallRecord launch;
+    launch.start = 5;
+    launch.end = 8;
+    launch.globalTid = tid;
+    launch.correlationId = 1;
+    launch.nameId = w.intern("cudaLaunchKernel");
+    w.addApiCall(trace::ApiKind::kRuntime, launch);
+    trace::KernelRecord k;
+    k.start = kernelStart;
+    k.end = kernelEnd;
+    k.correlationId = 1;
+    k.globalPid = trace::globalPidOf(pid);
+    k.shortName = k.demangledName = k.mangledName = w.intern("k");
+    w.addKernel(k);
+  };
+  work(kPid, 1, "a", 10, 20);
+  work(kOther, 2, "b", 50, 80);
+  w.addCpuInterval({.start = 90, .end = 130, .globalTid = kWorker, .category = Category::kBackend});
+  w.commit();
+  return path;
+}
+
+TEST(Views, ProcessThreadAndWholeRun) {
+  testing::TempDir dir;
+  auto path = writeTwoProcesses(dir);
+  trace::TraceReader reader(path);
+  Breakdown byProcess = analyzeTrace(reader);
+  EXPECT_EQ(find(byProcess, "a").time, 100);
+  EXPECT_EQ(find(byProcess, "a").cpuGpu, 10);
+  EXPECT_EQ(find(byProcess, "b").cpuGpu, 30);
+  // The whole run: both processes' time in one sweep; launches stay with their own process.
+  Breakdown run = analyzeTrace(reader, {.view = View::kRun});
+  EXPECT_EQ(run.view, View::kRun);
+  for (const auto& o : run.operations) EXPECT_EQ(o.process, 0);
+  EXPECT_EQ(find(run, "a").launchedGpu, 10);
+  EXPECT_EQ(find(run, "b").launchedGpu, 30);
+  // b started last, so it owns [0, 100) of the run, with a's kernel running in it.
+  EXPECT_EQ(find(run, "b").time, 100);
+  EXPECT_EQ(find(run, "b").cpuGpu, 10 + 30);
+  EXPECT_EQ(find(run, kUnannotatedName).time, 30);  // the worker after both operations
+  // Per thread: the worker's Backend is its own, all of it outside operations.
+  Breakdown threads = analyzeTrace(reader, {.view = View::kThread});
+  bool worker = false;
+  for (const auto& o : threads.operations)
+    if (o.thread == 43) {
+      worker = true;
+      EXPECT_EQ(o.name, kUnannotatedName);
+      EXPECT_EQ(o.time, 40);
+      EXPECT_EQ(o.process, kPid);
+    }
+  EXPECT_TRUE(worker);
+  EXPECT_EQ(find(threads, "a").cpuGpu, 10);  // its kernel, launched by its thread
+  EXPECT_EQ(toJson(threads)["view"], "thread");
+}
+
 TEST(Breakdown, AnalyzeCommandOnARealA100Trace) {
   auto dir0 = testing::sharedTracesDir();
   if (dir0.empty()) GTEST_SKIP() << "../shared/traces/kineto is absent";
