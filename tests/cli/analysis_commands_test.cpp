@@ -186,3 +186,80 @@ TEST_F(Report, TheGateFailsOnARegressionAndPassesOnNoise) {
 
 }  // namespace
 }  // namespace rlscope
+
+namespace rlscope {
+namespace {
+
+// Every real Kineto trace of ../shared/traces: imported, analysed and reported, with the
+// invariants every analysis keeps.
+TEST(RealTraces, EachIsAnalysedAndReported) {
+  auto dir = testing::sharedTracesDir();
+  if (dir.empty()) GTEST_SKIP() << "../shared/traces/kineto is absent: real-trace test skipped";
+  TempDir tmp;
+  int traces = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    std::string name = entry.path().filename().string();
+    if (!name.ends_with(".json.gz")) continue;
+    SCOPED_TRACE(name);
+    ++traces;
+    auto trace = tmp / (name + ".sqlite");
+    ASSERT_EQ(runCommand({"rlscope", "import", "-q", entry.path().string(), "-o", trace.string()})
+                  .exitCode,
+              0);
+    auto a = runCommand({"rlscope", "analyze", trace.string(), "--format", "json"});
+    ASSERT_EQ(a.exitCode, 0) << a.err;
+    auto doc = json::parse(a.out);
+    EXPECT_EQ(doc["corrected"], false);
+    double total = 0;
+    for (const auto& op : doc["operations"]) {
+      double resources = op["resources"]["CPU"].get<double>() +
+                         op["resources"]["GPU"].get<double>() +
+                         op["resources"]["CPU+GPU"].get<double>();
+      EXPECT_LE(resources, op["time_us"].get<double>() + 1e-6) << op["name"];
+      double sets = 0;
+      for (const auto& s : op["categories"]) sets += s["time_us"].get<double>();
+      EXPECT_NEAR(sets, op["time_us"].get<double>(), 1e-3) << op["name"];
+      total += op["time_us"].get<double>();
+    }
+    EXPECT_GT(total, 0.0);
+    const auto& gpu = doc["gpu"];
+    // GPU metrics exactly when the trace has GPU activity (the CUPTI-profiler trace has only
+    // profiler ranges, the CPU-only one nothing).
+    auto counts = json::parse(
+        runCommand({"rlscope", "info", "--format", "json", trace.string()}).out)["event_counts"];
+    bool activity = counts.value("CUPTI_ACTIVITY_KIND_KERNEL", 0) +
+                        counts.value("CUPTI_ACTIVITY_KIND_MEMCPY", 0) +
+                        counts.value("CUPTI_ACTIVITY_KIND_MEMSET", 0) >
+                    0;
+    EXPECT_EQ(gpu["available"].get<bool>(), activity);
+    if (name == "cpu_only.json.gz") {
+      EXPECT_FALSE(activity);
+    }
+    if (name == "a100_nccl.json.gz") {  // NCCL kernels are communication
+      EXPECT_GT(gpu["classes"]["communication"].get<double>(), 0.0);
+    }
+    if (gpu["available"].get<bool>()) {
+      EXPECT_LE(gpu["idle"]["busy_us"].get<double>(), gpu["idle"]["span_us"].get<double>());
+      EXPECT_FALSE(gpu["kernels"].empty());
+    }
+    auto html = tmp / (name + ".html");
+    auto r = runCommand({"rlscope", "report", trace.string(), "-o", html.string()});
+    EXPECT_EQ(r.exitCode, 0) << r.err;
+  }
+  EXPECT_GE(traces, 8);
+
+  // The two tiny traces of one program: the same within 10 %; at a 1 % threshold without a
+  // noise floor, Backend time that grew 20-fold is a regression.
+  auto base = (tmp / "tiny_base.json.gz.sqlite").string();
+  auto test = (tmp / "tiny_test.json.gz.sqlite").string();
+  EXPECT_EQ(
+      runCommand({"rlscope", "report", "--baseline", base, test, "--fail-above", "10"}).exitCode,
+      0);
+  auto strict = runCommand({"rlscope", "report", "--baseline", base, test, "--fail-above", "1",
+                            "--noise-floor-us", "0"});
+  EXPECT_EQ(strict.exitCode, 1) << strict.out;
+  EXPECT_NE(strict.out.find("Backend"), std::string::npos) << strict.out;
+}
+
+}  // namespace
+}  // namespace rlscope
