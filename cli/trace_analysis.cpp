@@ -11,7 +11,9 @@ namespace rlscope::cli {
 TraceAnalysis analyzeTraceFile(const std::string& trace, const TraceAnalysisOptions& options) {
   trace::TraceReader reader(trace);
   analysis::AnalyzeOptions analyze;
-  analyze.view = options.view;
+  analyze.view = options.view == "thread" ? analysis::View::kThread
+                 : options.view == "run"  ? analysis::View::kRun
+                                          : analysis::View::kProcess;
   analyze.progress = [](const std::string& line) { progress(line); };
   std::optional<analysis::Calibration> calibration;
   if (!options.noCorrection) {
@@ -45,12 +47,8 @@ void addTraceAnalysisOptions(CLI::App& cmd, TraceAnalysisOptions& options) {
   cmd.add_option("--view", options.view,
                  "whose time each row is: process (threads and streams unioned), thread (its CPU "
                  "time and the GPU work it launched), or run (every process unioned)")
-      ->transform(CLI::CheckedTransformer(
-          std::map<std::string, analysis::View>{{"process", analysis::View::kProcess},
-                                                {"thread", analysis::View::kThread},
-                                                {"run", analysis::View::kRun}},
-          CLI::ignore_case))
-      ->default_str("process");
+      ->capture_default_str()
+      ->check(CLI::IsMember({"process", "thread", "run"}));
 }
 
 }  // namespace rlscope::cli

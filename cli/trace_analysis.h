@@ -17,7 +17,7 @@ struct TraceAnalysisOptions {
   std::string calibrationFile;  // empty: the trace's own calibration, if any
   bool noCorrection = false;
   std::size_t topKernels = 20;
-  analysis::View view = analysis::View::kProcess;
+  std::string view = "process";  // process | thread | run
 };
 
 struct TraceAnalysis {
