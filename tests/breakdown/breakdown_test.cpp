@@ -33,6 +33,41 @@ trace::TimeNs setTime(const OperationBreakdown& o, std::vector<std::string> set)
   return 0;
 }
 
+// Rows the constructed traces below are made of.
+void addOperation(trace::TraceWriter& w, std::int64_t id, trace::TimeNs start, trace::TimeNs end,
+                  const char* name, std::int64_t parent = 0, int depth = 0,
+                  std::int64_t tid = kMain) {
+  w.addOperation({.id = id,
+                  .start = start,
+                  .end = end,
+                  .globalTid = tid,
+                  .nameId = w.intern(name),
+                  .parentId = parent,
+                  .depth = depth});
+}
+
+void addLaunch(trace::TraceWriter& w, trace::TimeNs start, trace::TimeNs end, std::int64_t tid,
+               std::int64_t correlation) {
+  trace::ApiCallRecord r;
+  r.start = start;
+  r.end = end;
+  r.globalTid = tid;
+  r.correlationId = correlation;
+  r.nameId = w.intern("cudaLaunchKernel");
+  w.addApiCall(trace::ApiKind::kRuntime, r);
+}
+
+void addKernel(trace::TraceWriter& w, std::int64_t pid, trace::TimeNs start, trace::TimeNs end,
+               std::int64_t correlation, const char* name = "gemm") {
+  trace::KernelRecord k;
+  k.start = start;
+  k.end = end;
+  k.correlationId = correlation;
+  k.globalPid = trace::globalPidOf(pid);
+  k.shortName = k.demangledName = k.mangledName = w.intern(name);
+  w.addKernel(k);
+}
+
 // One training step: "step" [0, 100) holds "inference" [10, 40) and "backprop" [50, 90);
 // Python on the main thread throughout, Backend [15, 35) and [55, 85), a CUDA launch [60, 62)
 // and a kernel [61, 80) on the GPU; a worker thread's Backend [95, 120) after the step.
@@ -47,31 +82,11 @@ std::filesystem::path writeStep(const testing::TempDir& dir) {
   cpu(15, 35, Category::kBackend);
   cpu(55, 85, Category::kBackend);
   cpu(95, 120, Category::kBackend, kWorker);
-  trace::ApiCallRecord launch;
-  launch.start = 60;
-  launch.end = 62;
-  launch.globalTid = kMain;
-  launch.nameId = w.intern("cudaLaunchKernel");
-  w.addApiCall(trace::ApiKind::kRuntime, launch);
-  trace::KernelRecord k;
-  k.start = 61;
-  k.end = 80;
-  k.globalPid = trace::globalPidOf(kPid);
-  k.shortName = k.demangledName = k.mangledName = w.intern("gemm");
-  w.addKernel(k);
-  auto op = [&](std::int64_t id, trace::TimeNs s, trace::TimeNs e, const char* name,
-                std::int64_t parent, int depth) {
-    w.addOperation({.id = id,
-                    .start = s,
-                    .end = e,
-                    .globalTid = kMain,
-                    .nameId = w.intern(name),
-                    .parentId = parent,
-                    .depth = depth});
-  };
-  op(1, 0, 100, "step", 0, 0);
-  op(2, 10, 40, "inference", 1, 1);
-  op(3, 50, 90, "backprop", 1, 1);
+  addLaunch(w, 60, 62, kMain, 0);
+  addKernel(w, kPid, 61, 80, 0);
+  addOperation(w, 1, 0, 100, "step");
+  addOperation(w, 2, 10, 40, "inference", 1, 1);
+  addOperation(w, 3, 50, 90, "backprop", 1, 1);
   w.addPhase({0, 100, trace::globalPidOf(kPid), w.intern("training")});
   w.commit();
   return path;
@@ -149,22 +164,9 @@ std::filesystem::path writeCorrectable(const testing::TempDir& dir, const char* 
   w.addProcess({.globalPid = trace::globalPidOf(kPid), .pid = kPid, .name = "python"});
   w.addCpuInterval({.start = 0, .end = 1000, .globalTid = kMain, .category = Category::kPython});
   w.addCpuInterval({.start = 400, .end = 600, .globalTid = kMain, .category = Category::kBackend});
-  trace::ApiCallRecord launch;
-  launch.start = 420;
-  launch.end = 430;
-  launch.globalTid = kMain;
-  launch.correlationId = 7;
-  launch.nameId = w.intern("cudaLaunchKernel");
-  w.addApiCall(trace::ApiKind::kRuntime, launch);
-  trace::KernelRecord k;
-  k.start = 500;
-  k.end = 900;
-  k.correlationId = 7;
-  k.globalPid = trace::globalPidOf(kPid);
-  k.shortName = k.demangledName = k.mangledName = w.intern("gemm");
-  w.addKernel(k);
-  w.addOperation(
-      {.id = 1, .start = 0, .end = 1000, .globalTid = kMain, .nameId = w.intern("update")});
+  addLaunch(w, 420, 430, kMain, 7);
+  addKernel(w, kPid, 500, 900, 7);
+  addOperation(w, 1, 0, 1000, "update");
   w.commit();
   return path;
 }
@@ -241,36 +243,14 @@ TEST(Attribution, GpuWorkGoesToTheOperationThatLaunchedItAndTransitionsAreCounte
   {
     trace::TraceWriter w(path);
     w.addProcess({.globalPid = trace::globalPidOf(kPid), .pid = kPid, .name = "python"});
-    auto op = [&](std::int64_t id, trace::TimeNs s, trace::TimeNs e, const char* name,
-                  std::int64_t parent, int depth, std::int64_t tid = kMain) {
-      w.addOperation({.id = id,
-                      .start = s,
-                      .end = e,
-                      .globalTid = tid,
-                      .nameId = w.intern(name),
-                      .parentId = parent,
-                      .depth = depth});
-    };
-    op(1, 0, 100, "step", 0, 0);
-    op(2, 10, 20, "inference", 1, 1);
-    op(3, 30, 40, "backprop", 1, 1);
+    addOperation(w, 1, 0, 100, "step");
+    addOperation(w, 2, 10, 20, "inference", 1, 1);
+    addOperation(w, 3, 30, 40, "backprop", 1, 1);
     auto launch = [&](trace::TimeNs at, std::int64_t tid, std::int64_t correlation) {
-      trace::ApiCallRecord r;
-      r.start = at;
-      r.end = at + 2;
-      r.globalTid = tid;
-      r.correlationId = correlation;
-      r.nameId = w.intern("cudaLaunchKernel");
-      w.addApiCall(trace::ApiKind::kRuntime, r);
+      addLaunch(w, at, at + 2, tid, correlation);
     };
-    auto kernel = [&](trace::TimeNs s, trace::TimeNs e, std::int64_t correlation) {
-      trace::KernelRecord k;
-      k.start = s;
-      k.end = e;
-      k.correlationId = correlation;
-      k.globalPid = trace::globalPidOf(kPid);
-      k.shortName = k.demangledName = k.mangledName = w.intern("k");
-      w.addKernel(k);
+    auto kernel = [&](trace::TimeNs start, trace::TimeNs end, std::int64_t correlation) {
+      addKernel(w, kPid, start, end, correlation, "k");
     };
     launch(12, kMain, 1);  // in inference; its kernel runs later, during backprop
     kernel(30, 70, 1);
@@ -315,21 +295,9 @@ std::filesystem::path writeTwoProcesses(const testing::TempDir& dir) {
                   trace::TimeNs kernelEnd) {
     std::int64_t tid = trace::globalTidOf(pid, pid);
     w.addCpuInterval({.start = 0, .end = 100, .globalTid = tid, .category = Category::kPython});
-    w.addOperation({.id = id, .start = 0, .end = 100, .globalTid = tid, .nameId = w.intern(name)});
-    trace::ApiCallRecord launch;
-    launch.start = 5;
-    launch.end = 8;
-    launch.globalTid = tid;
-    launch.correlationId = 1;
-    launch.nameId = w.intern("cudaLaunchKernel");
-    w.addApiCall(trace::ApiKind::kRuntime, launch);
-    trace::KernelRecord k;
-    k.start = kernelStart;
-    k.end = kernelEnd;
-    k.correlationId = 1;
-    k.globalPid = trace::globalPidOf(pid);
-    k.shortName = k.demangledName = k.mangledName = w.intern("k");
-    w.addKernel(k);
+    addOperation(w, id, 0, 100, name, 0, 0, tid);
+    addLaunch(w, 5, 8, tid, 1);
+    addKernel(w, pid, kernelStart, kernelEnd, 1, "k");
   };
   work(kPid, 1, "a", 10, 20);
   work(kOther, 2, "b", 50, 80);
