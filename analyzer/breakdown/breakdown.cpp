@@ -612,6 +612,8 @@ void correctTotal(trace::TraceReader& reader, const OverheadCosts& costs,
   for (const auto& [name, s] : c.sources) c.correctedTotalNs -= s.removedNs;
   c.uninstrumentedNs = cal.uninstrumentedNs.mean;
   if (c.uninstrumentedNs > 0)
+    c.uninstrumentedNoisePct = 100.0 * cal.uninstrumentedNs.std / c.uninstrumentedNs;
+  if (c.uninstrumentedNs > 0)
     c.biasPct = 100.0 * (c.correctedTotalNs - c.uninstrumentedNs) / c.uninstrumentedNs;
 }
 

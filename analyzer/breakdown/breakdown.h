@@ -68,6 +68,9 @@ struct Correction {
   double uncorrectedTotalNs = 0;          // the profiled command's wall time
   double correctedTotalNs = 0;
   double uninstrumentedNs = 0;  // 0 when the calibration has no uninstrumented run
+  // The uninstrumented runs' standard deviation relative to their mean, in %: a bias smaller
+  // than this run-to-run noise cannot be told from it. 0 with a single run.
+  double uninstrumentedNoisePct = 0;
   std::optional<double> biasPct;
 };
 

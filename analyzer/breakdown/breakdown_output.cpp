@@ -87,7 +87,10 @@ nlohmann::json correctionToJson(const Correction& c) {
                       {"events", events},
                       {"cost_per_event_ns", perEvent},
                       {"notes", c.notes}};
-  if (c.uninstrumentedNs > 0) j["uninstrumented_total_us"] = c.uninstrumentedNs / 1e3;
+  if (c.uninstrumentedNs > 0) {
+    j["uninstrumented_total_us"] = c.uninstrumentedNs / 1e3;
+    j["uninstrumented_noise_pct"] = c.uninstrumentedNoisePct;
+  }
   if (c.biasPct) j["bias_pct"] = *c.biasPct;
   return j;
 }
@@ -108,8 +111,10 @@ static void writeCorrection(const Correction& c, std::ostream& out) {
                 c.uncorrectedTotalNs / 1e6, c.correctedTotalNs / 1e6);
   out << line;
   if (c.biasPct) {
-    std::snprintf(line, sizeof line, ", %.3f ms uninstrumented: bias %+.1f%%",
-                  c.uninstrumentedNs / 1e6, *c.biasPct);
+    std::snprintf(line, sizeof line,
+                  ", %.3f ms uninstrumented: bias %+.1f%%\n  (the uninstrumented runs vary by "
+                  "%.1f%% from run to run: a smaller bias is within that noise)",
+                  c.uninstrumentedNs / 1e6, *c.biasPct, c.uninstrumentedNoisePct);
     out << line;
   }
   out << "\n";

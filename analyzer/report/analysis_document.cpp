@@ -146,6 +146,7 @@ Correction parseCorrection(const json& c) {
   out.correctedTotalUs = optNumber(c, "corrected_total_us");
   out.uninstrumentedTotalUs = optNumber(c, "uninstrumented_total_us");
   out.biasPct = optNumber(c, "bias_pct");
+  out.uninstrumentedNoisePct = optNumber(c, "uninstrumented_noise_pct");
   out.removedUs = numberMap(optObject(c, "removed_us"));
   return out;
 }

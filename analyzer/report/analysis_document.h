@@ -64,7 +64,8 @@ struct GpuSection {
 struct Correction {
   std::string calibration;  // empty when absent
   std::optional<double> uncorrectedTotalUs, correctedTotalUs, uninstrumentedTotalUs, biasPct;
-  std::map<std::string, double> removedUs;  // overhead source -> µs; empty when absent
+  std::optional<double> uninstrumentedNoisePct;  // run-to-run variation of the plain command
+  std::map<std::string, double> removedUs;       // overhead source -> µs; empty when absent
 };
 
 struct Analysis {

@@ -95,6 +95,8 @@ std::vector<Item> correctionItems(const Correction& c) {
       {"Removed", removed},
       {"Uninstrumented run", formatDuration(c.uninstrumentedTotalUs)},
       {"Bias (corrected vs uninstrumented)", c.biasPct ? formatPct(*c.biasPct, true) : "n/a"},
+      {"Run-to-run noise of the uninstrumented run",
+       c.uninstrumentedNoisePct ? formatPct(*c.uninstrumentedNoisePct, false) : "n/a"},
   };
 }
 

@@ -209,6 +209,7 @@ TEST(Correction, OverheadIntervalsRemoveCpuTimeAndKeepGpuTime) {
   EXPECT_DOUBLE_EQ(c.correctedTotalNs, 2000 - 10 - 100 - 100 - 5);
   ASSERT_TRUE(c.biasPct);
   EXPECT_NEAR(*c.biasPct, 100.0 * (1785 - 1700) / 1700, 1e-9);
+  EXPECT_EQ(c.uninstrumentedNoisePct, 0);  // one uninstrumented run: no spread known
   auto j = toJson(b);
   EXPECT_EQ(j["corrected"], true);
   EXPECT_DOUBLE_EQ(j["correction"]["corrected_total_us"].get<double>(), 1.785);

@@ -148,6 +148,7 @@ json sampleDocument() {
             {"corrected_total_us", 2405000},
             {"uninstrumented_total_us", 2342000},
             {"bias_pct", 2.7},
+            {"uninstrumented_noise_pct", 1.4},
             {"removed_us",
              {{"annotation", 42000},
               {"python_transition", 510000},
@@ -411,6 +412,9 @@ TEST(MarkdownReport, HasKernelsIdleAndCorrection) {
   auto kernels = tableAfter(markdown, "| Kernel |");
   EXPECT_EQ(kernels.size(), 2u + 4u);
   EXPECT_NE(markdown.find("| Bias (corrected vs uninstrumented) | +2.7% |"), std::string::npos);
+  EXPECT_NE(markdown.find("| Run-to-run noise of the uninstrumented run | 1.4% |"),
+            std::string::npos)
+      << markdown;
   EXPECT_NE(markdown.find("| CUPTI | 300.00 ms | 8.7% |"), std::string::npos);
 }
 
