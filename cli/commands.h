@@ -16,6 +16,9 @@ Run addExportCommand(CLI::App& app);
 Run addInfoCommand(CLI::App& app);
 Run addAnalyzeCommand(CLI::App& app);
 Run addReportCommand(CLI::App& app);
+Run addDevicesCommand(CLI::App& app);
+Run addOccupancyCommand(CLI::App& app);
+Run addPredictCommand(CLI::App& app);
 
 // Progress lines go to stderr, only when stderr is a terminal or RLSCOPE_PROGRESS=1.
 void progress(std::string_view line);

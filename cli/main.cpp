@@ -1,4 +1,5 @@
-// rlscope: profile, calibrate, and work with traces (import, export, info, analyze, report).
+// rlscope: profile, calibrate, and work with traces (import, export, info, analyze, report,
+// predict), and the GPU database (devices, occupancy).
 
 #include <cstdlib>
 #include <iostream>
@@ -17,7 +18,8 @@ int main(int argc, char** argv) {
       "rlscope: a cross-stack profiler for deep RL and CUDA/Python programs.\n"
       "Profiles programs (`rlscope prof`, the same as rlscope-prof), calibrates the profiler's\n"
       "overhead, and works with rlscope traces (SQLite files): import other profilers' traces,\n"
-      "export them, summarise, analyse and report on them, and gate CI on regressions.\n"
+      "export them, summarise, analyse and report on them, gate CI on regressions, and predict\n"
+      "them on other GPUs (predict, devices, occupancy).\n"
       "Run `rlscope SUBCOMMAND --help` for each subcommand.",
       "rlscope"};
   // `rlscope prof` is rlscope-prof: everything after `prof` is its own command line, which
@@ -41,6 +43,9 @@ int main(int argc, char** argv) {
   add(cli::addInfoCommand);
   add(cli::addAnalyzeCommand);
   add(cli::addReportCommand);
+  add(cli::addPredictCommand);
+  add(cli::addDevicesCommand);
+  add(cli::addOccupancyCommand);
   app.add_subcommand("prof",
                      "Profile a program: the same as rlscope-prof (see `rlscope prof --help`)");
   app.add_subcommand("calibrate",

@@ -87,12 +87,6 @@ void scan(trace::Database& db, std::string_view table, std::string_view columns,
   while (st.step()) fn(st);
 }
 
-// A correlation id made unique across processes (CUPTI's are unique per process only), so that
-// the whole-run view can join launches of several processes; 0 stays "none".
-std::int64_t runCorrelation(std::int64_t globalId, std::int64_t correlation) {
-  return correlation ? (processOf(globalId) << 32) | (correlation & 0xffffffff) : 0;
-}
-
 // The groups of the view that one reading thread fills: its own map and its own cache of the
 // last group used, shared with no other thread.
 class GroupBuilder {
@@ -419,8 +413,33 @@ void reserveAddedIntervals(ProcessEvents& e, const OverheadCosts* costs) {
   e.categories.swap(exact);
 }
 
+// A GPU activity's duration on the predictor's target GPU, else its own.
+double predictedDuration(const AnalyzeOptions& options, const GpuActivity& g) {
+  if (options.predictedGpuNs) {
+    auto it = options.predictedGpuNs->find(g.correlationId);
+    if (it != options.predictedGpuNs->end()) return it->second;
+  }
+  return static_cast<double>(g.end - g.start);
+}
+
+// Whether each API name (by string id) waits for the GPU, looked up once per name.
+class GpuWaitNames {
+ public:
+  explicit GpuWaitNames(trace::TraceReader& reader) : reader_(reader) {}
+  bool operator()(trace::StringId id) {
+    auto [it, added] = known_.try_emplace(id, false);
+    if (added) it->second = isGpuWaitCall(reader_.string(id));
+    return it->second;
+  }
+
+ private:
+  trace::TraceReader& reader_;
+  std::unordered_map<trace::StringId, bool> known_;
+};
+
 void analyzeProcess(std::int64_t pid, std::int64_t tid, ProcessEvents& events,
-                    trace::TraceReader& reader, const OverheadCosts* costs, Breakdown& out) {
+                    trace::TraceReader& reader, const OverheadCosts* costs,
+                    const AnalyzeOptions& options, Breakdown& out) {
   reserveAddedIntervals(events, costs);
   addNativeTime(events);
   // Operations listed parents first where they start together (the engine's rule).
@@ -466,9 +485,11 @@ void analyzeProcess(std::int64_t pid, std::int64_t tid, ProcessEvents& events,
     return i < 0 ? kUnannotated : spans[static_cast<std::size_t>(i)].operation;
   };
   std::unordered_map<std::int64_t, std::uint32_t> launchKey;  // correlation id -> key
+  GpuWaitNames waits(reader);
   for (const auto& call : events.apiCalls) {
     std::uint32_t key = keyAt(call.globalTid, call.start);
     ++rows[key].transitions.toCudaApi;
+    if (waits(call.nameId)) rows[key].gpuWait += call.end - call.start;
     if (call.correlationId) launchKey.emplace(call.correlationId, key);
   }
   for (const auto& [correlation, opId] : events.launchedBy)
@@ -479,6 +500,7 @@ void analyzeProcess(std::int64_t pid, std::int64_t tid, ProcessEvents& events,
     auto& row = rows[it == launchKey.end() ? kUnannotated : it->second];
     row.launchedGpu += g.end - g.start;
     ++row.launchedGpuActivities;
+    row.predictedLaunchedGpu += predictedDuration(options, g);
   }
   for (const auto& c : events.nativeCalls) {
     auto& t = rows[keyAt(c.globalTid, c.start)].transitions;
@@ -625,6 +647,17 @@ TimeNs totalOf(trace::TraceReader& reader) {
 
 }  // namespace
 
+std::int64_t runCorrelation(std::int64_t globalPidOrTid, std::int64_t correlation) {
+  return correlation ? (processOf(globalPidOrTid) << 32) | (correlation & 0xffffffff) : 0;
+}
+
+bool isGpuWaitCall(std::string_view name) {
+  if (name.find("Synchronize") != std::string_view::npos) return true;
+  // cudaMemcpy, cudaMemcpy2D, cuMemcpyDtoH_v2 ...: synchronous; their *Async forms are not.
+  bool copy = name.starts_with("cudaMemcpy") || name.starts_with("cuMemcpy");
+  return copy && name.find("Async") == std::string_view::npos;
+}
+
 const char* viewName(View v) {
   switch (v) {
     case View::kThread:
@@ -661,7 +694,7 @@ Breakdown analyzeTrace(trace::TraceReader& reader, const AnalyzeOptions& options
                        " (" + std::to_string(events.categories.size() + events.operations.size()) +
                        " intervals)");
     std::size_t first = out.operations.size();
-    analyzeProcess(pid, tid, events, reader, costs ? &*costs : nullptr, out);
+    analyzeProcess(pid, tid, events, reader, costs ? &*costs : nullptr, options, out);
     std::sort(out.operations.begin() + static_cast<std::ptrdiff_t>(first), out.operations.end(),
               [](const auto& a, const auto& b) { return a.time > b.time; });
   }

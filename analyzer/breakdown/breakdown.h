@@ -10,6 +10,8 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "calibration.h"
@@ -51,6 +53,12 @@ struct OperationBreakdown {
   // GPU time (kernels, memcpys, memsets) launched from inside this operation, wherever it ran.
   trace::TimeNs launchedGpu = 0;
   std::uint64_t launchedGpuActivities = 0;
+  // The same GPU work with the durations AnalyzeOptions::predictedGpuNs gives (the predictor's
+  // what-if on another GPU); equal to launchedGpu without them.
+  double predictedLaunchedGpu = 0;
+  // Time the operation's threads spent in CUDA calls that wait for the GPU (synchronizations and
+  // synchronous copies, see isGpuWaitCall): CPU time that a faster GPU would shorten.
+  trace::TimeNs gpuWait = 0;
   TransitionCounts transitions;
 };
 
@@ -88,7 +96,18 @@ struct AnalyzeOptions {
   const Calibration* calibration = nullptr;
   std::string calibrationOrigin;
   std::function<void(const std::string&)> progress;  // one line per process
+  // Durations of GPU activities (kernels, copies, memsets) on another GPU, by runCorrelation:
+  // fills OperationBreakdown::predictedLaunchedGpu. Activities not in it keep their duration.
+  const std::unordered_map<std::int64_t, double>* predictedGpuNs = nullptr;
 };
+
+// A CUPTI correlation id made unique across the processes of a run (CUPTI's are unique per
+// process only); 0 stays "none".
+std::int64_t runCorrelation(std::int64_t globalPidOrTid, std::int64_t correlation);
+
+// Whether a CUDA API call of this name blocks its thread until the GPU catches up: the
+// synchronizations (device, context, stream, event) and the synchronous copies.
+bool isGpuWaitCall(std::string_view apiName);
 
 // Reads every process's category intervals, CUDA API calls, GPU activity, operations and phases.
 // Throws std::runtime_error when asked to correct a trace rlscope-prof did not record.

@@ -54,6 +54,7 @@ nlohmann::json toJson(const Breakdown& b) {
          {"gpu_bound_us", us(o.gpu + o.cpuGpu)},
          {"launched_gpu_us", us(o.launchedGpu)},
          {"launched_gpu_activities", o.launchedGpuActivities},
+         {"gpu_wait_us", us(o.gpuWait)},
          {"transitions",
           {{"Python->Backend", o.transitions.pythonToBackend},
            {"Python->Simulator", o.transitions.pythonToSimulator},

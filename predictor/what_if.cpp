@@ -1,0 +1,301 @@
+#include "what_if.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <stdexcept>
+#include <unordered_map>
+
+#include "breakdown.h"
+
+namespace rlscope::predictor {
+namespace {
+
+using analysis::Breakdown;
+using analysis::OperationBreakdown;
+
+inline constexpr std::int64_t kCopyDeviceToDevice = 8;  // ENUM_CUDA_MEMCPY_OPER
+
+// A kernel launch's identity for the predictor: a prediction is proportional to the origin
+// time, so launches alike in all of this share one factor.
+struct LaunchKey {
+  std::int64_t device = 0;
+  trace::StringId name = trace::kNoString;
+  std::int64_t blocks = 0;
+  KernelResources r;
+  bool operator==(const LaunchKey& o) const {
+    return device == o.device && name == o.name && blocks == o.blocks &&
+           r.blockSize == o.r.blockSize && r.registersPerThread == o.r.registersPerThread &&
+           r.staticSharedMemory == o.r.staticSharedMemory &&
+           r.dynamicSharedMemory == o.r.dynamicSharedMemory;
+  }
+};
+struct LaunchKeyHash {
+  std::size_t operator()(const LaunchKey& k) const {
+    std::size_t h = std::hash<std::int64_t>()(k.blocks);
+    for (std::int64_t v :
+         {k.device, static_cast<std::int64_t>(k.name), std::int64_t{k.r.blockSize},
+          std::int64_t{k.r.registersPerThread}, std::int64_t{k.r.staticSharedMemory},
+          std::int64_t{k.r.dynamicSharedMemory}})
+      h = h * 1000003u ^ std::hash<std::int64_t>()(v);
+    return h;
+  }
+};
+
+struct Factor {
+  double factor = 1;            // predicted / origin
+  KernelPrediction prediction;  // of a 1 ns launch: the method, gamma, occupancy and waves
+};
+
+// The origin GPU of each device of the trace, and a predictor per device.
+class DevicePredictors {
+ public:
+  DevicePredictors(trace::TraceReader& reader, const GpuDatabase& db, const GpuSpec& target,
+                   const PredictOptions& options, RunPrediction& out) {
+    if (options.origin) {
+      fallback_ = std::make_unique<KernelPredictor>(*options.origin, target);
+      out.origin = options.origin->name;
+      out.originFrom = "--origin";
+      return;
+    }
+    auto gpus = reader.gpus();
+    if (gpus.empty())
+      throw std::runtime_error(
+          "cannot predict: the trace records no GPU properties, so the GPU it ran on is unknown "
+          "(give it with --origin NAME)");
+    std::vector<std::string> names;
+    for (const auto& gpu : gpus) {
+      const GpuSpec& spec = matchTraceGpu(db, gpu);
+      byDevice_.emplace(gpu.id, std::make_unique<KernelPredictor>(spec, target));
+      if (std::find(names.begin(), names.end(), spec.name) == names.end())
+        names.push_back(spec.name);
+    }
+    // A device the properties leave out ran on the trace's one GPU model, if it has only one.
+    if (names.size() == 1) fallback_ = std::make_unique<KernelPredictor>(db.get(names[0]), target);
+    for (const auto& n : names) out.origin += (out.origin.empty() ? "" : ", ") + n;
+    out.originFrom = "trace";
+  }
+
+  const KernelPredictor& of(std::int64_t device) const {
+    if (auto it = byDevice_.find(device); it != byDevice_.end()) return *it->second;
+    if (fallback_) return *fallback_;
+    throw std::runtime_error("cannot predict: GPU activity on device " + std::to_string(device) +
+                             ", whose properties the trace does not record (give --origin NAME)");
+  }
+
+ private:
+  std::map<std::int64_t, std::unique_ptr<KernelPredictor>> byDevice_;
+  std::unique_ptr<KernelPredictor> fallback_;
+};
+
+std::int64_t product(std::int64_t a, std::int64_t b, std::int64_t c) {
+  return std::max<std::int64_t>(a, 1) * std::max<std::int64_t>(b, 1) * std::max<std::int64_t>(c, 1);
+}
+
+int clampInt(std::int64_t v) {
+  return static_cast<int>(std::clamp<std::int64_t>(v, 0, 1 << 30));
+}
+
+// Predicts every kernel, copy and memset; returns each one's predicted duration by run
+// correlation id, for the breakdown to add up per operation.
+std::unordered_map<std::int64_t, double> predictActivities(trace::TraceReader& reader,
+                                                           const DevicePredictors& predictors,
+                                                           RunPrediction& out) {
+  std::unordered_map<std::int64_t, double> byCorrelation;
+  std::unordered_map<LaunchKey, Factor, LaunchKeyHash> factors;
+  std::unordered_map<trace::StringId, KernelTraits> traits;
+  std::unordered_map<trace::StringId, KernelGroupPrediction> groups;
+  std::unordered_map<trace::StringId, double> longest;  // per group, its longest launch
+  std::uint64_t uncorrelated = 0;
+  auto record = [&](std::int64_t pid, std::int64_t correlation, double predicted) {
+    if (correlation)
+      byCorrelation[analysis::runCorrelation(pid, correlation)] = predicted;
+    else
+      ++uncorrelated;
+  };
+
+  trace::EventFilter all;
+  all.storageOrder = true;
+  reader.forEachKernel(all, [&](const trace::KernelRecord& r) {
+    trace::StringId nameId = r.demangledName != trace::kNoString ? r.demangledName : r.shortName;
+    auto [t, newName] = traits.try_emplace(nameId);
+    if (newName) t->second = classifyKernel(reader.string(nameId));
+    LaunchKey key{r.deviceId, nameId, 0, {}};
+    key.blocks = product(r.gridX, r.gridY, r.gridZ);
+    key.r.blockSize = clampInt(product(r.blockX, r.blockY, r.blockZ));
+    if (r.gridX == 0 || r.blockX == 0) key.blocks = key.r.blockSize = 0;  // not recorded
+    key.r.registersPerThread = clampInt(r.registersPerThread);
+    key.r.staticSharedMemory = clampInt(r.staticSharedMemory);
+    key.r.dynamicSharedMemory = clampInt(r.dynamicSharedMemory);
+    auto [f, newLaunch] = factors.try_emplace(key);
+    if (newLaunch) {
+      KernelLaunch unit{key.blocks, key.r, 1.0};
+      f->second.prediction = predictors.of(r.deviceId).predict(unit, t->second);
+      f->second.factor = f->second.prediction.timeNs;
+    }
+    double origin = static_cast<double>(r.end - r.start);
+    double predicted = origin * f->second.factor;
+    record(r.globalPid, r.correlationId, predicted);
+
+    auto& g = groups[nameId];
+    if (g.launches == 0) {
+      g.name = std::string(reader.string(nameId));
+      if (g.name.empty()) g.name = "(unnamed kernel)";
+      g.traits = t->second;
+    }
+    ++g.launches;
+    g.originNs += origin;
+    g.predictedNs += predicted;
+    const KernelPrediction& p = f->second.prediction;
+    if (p.method == Method::kCannotPredict) ++g.cannotPredict;
+    if (double& l = longest[nameId]; origin >= l) {
+      l = origin;
+      g.method = p.method;
+      g.gamma = p.gamma;
+      g.occupancyOrigin = p.occupancyOrigin;
+      g.occupancyTarget = p.occupancyTarget;
+    }
+    ++out.kernelLaunches;
+    out.gpuOriginNs += origin;
+    out.gpuPredictedNs += predicted;
+  });
+  // Copies within a GPU and memsets stream through DRAM; copies to and from the host or another
+  // GPU are set by the interconnect, which the database does not model: they keep their time.
+  auto copy = [&](std::int64_t device, std::int64_t pid, std::int64_t correlation, double origin,
+                  bool onDevice) {
+    double predicted = onDevice ? predictors.of(device).predictDeviceCopyNs(origin) : origin;
+    record(pid, correlation, predicted);
+    out.gpuOriginNs += origin;
+    out.gpuPredictedNs += predicted;
+  };
+  reader.forEachMemcpy(all, [&](const trace::MemcpyRecord& r) {
+    copy(r.deviceId, r.globalPid, r.correlationId, static_cast<double>(r.end - r.start),
+         r.copyKind == kCopyDeviceToDevice);
+  });
+  reader.forEachMemset(all, [&](const trace::MemsetRecord& r) {
+    copy(r.deviceId, r.globalPid, r.correlationId, static_cast<double>(r.end - r.start), true);
+  });
+
+  for (auto& [id, g] : groups) {
+    out.cannotPredict += g.cannotPredict;
+    out.kernels.push_back(std::move(g));
+  }
+  std::sort(out.kernels.begin(), out.kernels.end(),
+            [](const auto& a, const auto& b) { return a.originNs > b.originNs; });
+  if (uncorrelated)
+    out.notes.push_back(std::to_string(uncorrelated) +
+                        " GPU activities have no correlation id: operations count them at their "
+                        "origin time (the run's GPU totals include their prediction)");
+  if (out.cannotPredict)
+    out.notes.push_back(std::to_string(out.cannotPredict) +
+                        " kernel launches cannot be predicted (see the kernels marked so) and "
+                        "keep their origin time");
+  return byCorrelation;
+}
+
+// One operation on the target: CPU-only and idle time stay; GPU-only time and the CPU's waits
+// for the GPU scale with its GPU work; time when the CPU was busy while the GPU ran becomes the
+// longer of the two.
+OperationPrediction predictOperation(const OperationBreakdown& o, double runScale) {
+  OperationPrediction p;
+  p.process = o.process;
+  p.name = o.name;
+  p.phase = o.phase;
+  p.originNs = static_cast<double>(o.time);
+  p.cpuNs = static_cast<double>(o.cpu);
+  p.gpuNs = static_cast<double>(o.gpu);
+  p.cpuGpuNs = static_cast<double>(o.cpuGpu);
+  p.idleNs = std::max(0.0, p.originNs - p.cpuNs - p.gpuNs - p.cpuGpuNs);
+  p.gpuWaitNs = std::min(static_cast<double>(o.gpuWait), p.cpuGpuNs);
+  p.gpuScale =
+      o.launchedGpu > 0 ? o.predictedLaunchedGpu / static_cast<double>(o.launchedGpu) : runScale;
+  double busy = p.cpuGpuNs - p.gpuWaitNs;
+  p.predictedNs =
+      p.cpuNs + p.idleNs + (p.gpuNs + p.gpuWaitNs) * p.gpuScale + std::max(busy, busy * p.gpuScale);
+  return p;
+}
+
+}  // namespace
+
+std::string RunPrediction::verdict() const {
+  if (kernelLaunches == 0 && gpuOriginNs == 0)
+    return "The run did no GPU work: a different GPU changes nothing.";
+  double share = originNs > 0 ? 100.0 * gpuBoundNs / originNs : 0;
+  char line[512];
+  if (cpuBound) {
+    std::snprintf(line, sizeof line,
+                  "CPU-bound: only %.1f %% of the run waits on the GPU, so no GPU can make it "
+                  "more than %.2fx faster; speed up the CPU side instead.",
+                  share, maxSpeedup());
+    return line;
+  }
+  double x = speedup();
+  std::snprintf(line, sizeof line,
+                "On %s the run is predicted %.2fx %s (%.1f %% of it waits on the GPU; an "
+                "infinitely fast GPU would make it %.2fx faster).",
+                target.c_str(), x >= 1 ? x : 1 / x, x >= 1 ? "faster" : "slower", share,
+                maxSpeedup());
+  return line;
+}
+
+const GpuSpec& matchTraceGpu(const GpuDatabase& db, const trace::GpuInfoRecord& gpu) {
+  if (const GpuSpec* byName = db.find(gpu.name)) return *byName;
+  // Board names ("NVIDIA A100-PG509-200") and renamed SKUs: the same chip and SM count, and of
+  // those the memory size nearest the device's.
+  const GpuSpec* best = nullptr;
+  double bestDistance = 0;
+  for (const auto& spec : db.gpus()) {
+    if (spec.ccMajor != gpu.computeMajor || spec.ccMinor != gpu.computeMinor ||
+        spec.smCount != gpu.smCount)
+      continue;
+    double distance = std::abs(spec.memoryGB * 1e9 - static_cast<double>(gpu.totalMemory));
+    if (!best || distance < bestDistance) {
+      best = &spec;
+      bestDistance = distance;
+    }
+  }
+  if (best) return *best;
+  throw std::runtime_error("cannot predict: the trace's GPU '" + gpu.name + "' (compute " +
+                           std::to_string(gpu.computeMajor) + "." +
+                           std::to_string(gpu.computeMinor) + ", " + std::to_string(gpu.smCount) +
+                           " SMs) is not in the GPU database; give --origin NAME or add it "
+                           "with --gpu-database FILE");
+}
+
+RunPrediction predictRun(trace::TraceReader& reader, const GpuDatabase& db, const GpuSpec& target,
+                         const PredictOptions& options) {
+  RunPrediction out;
+  out.target = target.name;
+  DevicePredictors predictors(reader, db, target, options, out);
+  if (options.progress) options.progress("predicting GPU activity on " + target.name);
+  auto predicted = predictActivities(reader, predictors, out);
+  double runScale = out.gpuOriginNs > 0 ? out.gpuPredictedNs / out.gpuOriginNs : 1;
+
+  analysis::AnalyzeOptions analyze;
+  analyze.predictedGpuNs = &predicted;
+  analyze.progress = options.progress;
+  Breakdown perProcess = analysis::analyzeTrace(reader, analyze);
+  for (const auto& o : perProcess.operations)
+    out.operations.push_back(predictOperation(o, runScale));
+
+  // The run: its operations unioned over processes (one process: the same rows). Time no row
+  // covers stays as it is.
+  Breakdown run;
+  if (reader.processes().size() > 1) {
+    analyze.view = analysis::View::kRun;
+    run = analysis::analyzeTrace(reader, analyze);
+  }
+  const Breakdown& whole = reader.processes().size() > 1 ? run : perProcess;
+  out.originNs = static_cast<double>(whole.totalNs);
+  out.predictedNs = out.originNs;
+  for (const auto& o : whole.operations) {
+    OperationPrediction p = predictOperation(o, runScale);
+    out.predictedNs += p.predictedNs - p.originNs;
+    out.gpuBoundNs += p.gpuNs + p.gpuWaitNs;
+  }
+  out.cpuBound = out.gpuBoundNs < kCpuBoundShare * out.originNs;
+  return out;
+}
+
+}  // namespace rlscope::predictor

@@ -1,0 +1,342 @@
+// The whole-run what-if on a constructed trace with exact expected times, on the real A100
+// traces to every GPU of the database, and the `rlscope predict / devices / occupancy` commands.
+#include "what_if.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "rlscope/trace/global_id.h"
+#include "rlscope/trace/writer.h"
+#include "support/run_command.h"
+#include "support/temp_dir.h"
+#include "what_if_output.h"
+
+namespace rlscope::predictor {
+namespace {
+
+using trace::Category;
+constexpr std::int64_t kPid = 42;
+constexpr std::int64_t kMain = trace::globalTidOf(kPid, 42);
+
+const OperationPrediction& find(const RunPrediction& p, const std::string& name) {
+  for (const auto& o : p.operations)
+    if (o.name == name) return o;
+  throw std::runtime_error("no operation " + name);
+}
+
+// The memory-bound kernel of the trace below: 5400 blocks of 256 threads, 47 registers.
+KernelLaunch theKernel(double ns) {
+  return {5400, {256, 47, 0, 0}, ns};
+}
+
+// "train" [0, 10 µs): Python for 1 µs, a launch, then cudaDeviceSynchronize for the 8 µs its
+// kernel runs, then Python again; "rollout" [10, 20 µs): Python only. Recorded on an A100.
+void writeTrainingStep(const std::filesystem::path& path, bool withGpuInfo = true) {
+  trace::TraceWriter w(path);
+  w.addProcess({.globalPid = trace::globalPidOf(kPid), .pid = kPid, .name = "python"});
+  if (withGpuInfo) {
+    trace::GpuInfoRecord gpu;
+    gpu.id = 0;
+    gpu.name = "NVIDIA A100-SXM4-40GB";
+    gpu.computeMajor = 8;
+    gpu.smCount = 108;
+    w.addGpuInfo(gpu);
+  }
+  auto cpu = [&](trace::TimeNs s, trace::TimeNs e) {
+    w.addCpuInterval({.start = s, .end = e, .globalTid = kMain, .category = Category::kPython});
+  };
+  auto op = [&](std::int64_t id, trace::TimeNs s, trace::TimeNs e, const char* name) {
+    w.addOperation({.id = id, .start = s, .end = e, .globalTid = kMain, .nameId = w.intern(name)});
+  };
+  auto api = [&](trace::TimeNs s, trace::TimeNs e, const char* name, std::int64_t correlation) {
+    trace::ApiCallRecord r;
+    r.start = s;
+    r.end = e;
+    r.globalTid = kMain;
+    r.correlationId = correlation;
+    r.nameId = w.intern(name);
+    w.addApiCall(trace::ApiKind::kRuntime, r);
+  };
+  op(1, 0, 10000, "train");
+  op(2, 10000, 20000, "rollout");
+  cpu(0, 1000);
+  api(1000, 1100, "cudaLaunchKernel", 7);
+  api(1100, 9100, "cudaDeviceSynchronize", 8);
+  cpu(9100, 10000);
+  cpu(10000, 20000);
+  trace::KernelRecord k;
+  k.start = 1100;
+  k.end = 9100;
+  k.correlationId = 7;
+  k.globalPid = trace::globalPidOf(kPid);
+  k.demangledName = k.shortName = w.intern("void at::native::vectorized_elementwise_kernel<4>");
+  k.gridX = 5400;
+  k.gridY = k.gridZ = k.blockY = k.blockZ = 1;
+  k.blockX = 256;
+  k.registersPerThread = 47;
+  w.addKernel(k);
+  w.commit();
+}
+
+class WhatIf : public ::testing::Test {
+ protected:
+  void SetUp() override { writeTrainingStep(path); }
+  RunPrediction predict(const char* target, PredictOptions options = {}) {
+    trace::TraceReader reader(path);
+    return predictRun(reader, db, db.get(target), options);
+  }
+
+  GpuDatabase db = GpuDatabase::builtIn();
+  testing::TempDir dir;
+  std::filesystem::path path = dir / "step.sqlite";
+};
+
+TEST_F(WhatIf, CpuTimeStaysAndTheWaitForTheGpuScales) {
+  for (const char* target : {"H100 SXM", "T4", "A100 SXM4 40GB"}) {
+    SCOPED_TRACE(target);
+    double kernel = KernelPredictor(db.get("A100 SXM4 40GB"), db.get(target))
+                        .predict(theKernel(8000), {})
+                        .timeNs;
+    RunPrediction p = predict(target);
+    EXPECT_EQ(p.origin, "A100 SXM4 40GB");
+    EXPECT_EQ(p.originFrom, "trace");
+    EXPECT_EQ(p.kernelLaunches, 1u);
+    EXPECT_DOUBLE_EQ(p.gpuOriginNs, 8000);
+    EXPECT_NEAR(p.gpuPredictedNs, kernel, 1e-6);
+
+    const auto& train = find(p, "train");
+    EXPECT_DOUBLE_EQ(train.cpuNs, 2000);
+    EXPECT_DOUBLE_EQ(train.cpuGpuNs, 8000);
+    EXPECT_DOUBLE_EQ(train.gpuWaitNs, 8000);
+    EXPECT_NEAR(train.gpuScale, kernel / 8000, 1e-12);
+    EXPECT_NEAR(train.predictedNs, 2000 + kernel, 1e-6);
+    EXPECT_DOUBLE_EQ(find(p, "rollout").predictedNs, 10000);
+
+    EXPECT_DOUBLE_EQ(p.originNs, 20000);
+    EXPECT_NEAR(p.predictedNs, 12000 + kernel, 1e-6);
+    EXPECT_DOUBLE_EQ(p.gpuBoundNs, 8000);
+    EXPECT_FALSE(p.cpuBound);
+    EXPECT_DOUBLE_EQ(p.maxSpeedup(), 20000.0 / 12000.0);
+  }
+  EXPECT_LT(predict("H100 SXM").predictedNs, 20000);
+  EXPECT_GT(predict("T4").predictedNs, 20000);
+  EXPECT_NEAR(predict("A100 SXM4 40GB").predictedNs, 20000, 1e-6);
+}
+
+TEST_F(WhatIf, ABusyCpuHidesAFasterGpu) {
+  // Python busy throughout the kernel instead of waiting: the overlap stays as long as the CPU.
+  testing::TempDir other;
+  auto busy = other / "busy.sqlite";
+  {
+    trace::TraceWriter w(busy);
+    w.addProcess({.globalPid = trace::globalPidOf(kPid), .pid = kPid, .name = "python"});
+    trace::GpuInfoRecord gpu;
+    gpu.name = "NVIDIA A100-SXM4-40GB";
+    w.addGpuInfo(gpu);
+    w.addOperation(
+        {.id = 1, .start = 0, .end = 100000, .globalTid = kMain, .nameId = w.intern("simulate")});
+    w.addCpuInterval(
+        {.start = 0, .end = 100000, .globalTid = kMain, .category = Category::kSimulator});
+    trace::KernelRecord k;
+    k.start = 1000;
+    k.end = 3000;
+    k.correlationId = 1;
+    k.globalPid = trace::globalPidOf(kPid);
+    k.demangledName = w.intern("reduce_kernel");
+    k.gridX = k.gridY = k.gridZ = k.blockY = k.blockZ = 1;
+    k.blockX = 128;
+    w.addKernel(k);
+    w.commit();
+  }
+  trace::TraceReader reader(busy);
+  RunPrediction p = predictRun(reader, db, db.get("H200"));
+  EXPECT_DOUBLE_EQ(p.predictedNs, 100000);  // the CPU part is the longer one
+  EXPECT_TRUE(p.cpuBound);
+  EXPECT_NE(p.verdict().find("CPU-bound"), std::string::npos);
+  // A much slower GPU stretches the overlap past the CPU's part.
+  trace::TraceReader again(busy);
+  RunPrediction slow = predictRun(again, db, db.get("P4"));
+  EXPECT_GE(slow.predictedNs, 100000);
+}
+
+TEST_F(WhatIf, TheOriginComesFromTheTraceOrTheCaller) {
+  testing::TempDir other;
+  auto bare = other / "no_gpu_info.sqlite";
+  writeTrainingStep(bare, /*withGpuInfo=*/false);
+  {
+    trace::TraceReader reader(bare);
+    try {
+      predictRun(reader, db, db.get("H100"));
+      FAIL() << "no error";
+    } catch (const std::runtime_error& e) {
+      EXPECT_NE(std::string(e.what()).find("--origin"), std::string::npos) << e.what();
+    }
+  }
+  trace::TraceReader reader(bare);
+  PredictOptions options;
+  options.origin = &db.get("V100");
+  RunPrediction p = predictRun(reader, db, db.get("H100"), options);
+  EXPECT_EQ(p.origin, db.get("V100").name);
+  EXPECT_EQ(p.originFrom, "--origin");
+
+  // A board name the database does not list: matched by compute capability and SM count.
+  trace::GpuInfoRecord board;
+  board.name = "NVIDIA A100-PG999-900";
+  board.computeMajor = 8;
+  board.smCount = 108;
+  board.totalMemory = 85'000'000'000;
+  EXPECT_EQ(matchTraceGpu(db, board).name, "A100 SXM4 80GB");
+  board.smCount = 7;
+  EXPECT_THROW(matchTraceGpu(db, board), std::runtime_error);
+}
+
+// The real A100 traces, imported once.
+class RealTraces : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    auto shared = testing::sharedTracesDir();
+    if (shared.empty()) return;
+    dir_ = new testing::TempDir;
+    for (const char* name : {"a100_alexnet", "a100_nccl", "a100_simple_add"}) {
+      auto source = shared / (std::string(name) + ".json.gz");
+      auto trace = *dir_ / (std::string(name) + ".sqlite");
+      if (std::filesystem::exists(source) &&
+          testing::runCommand({"rlscope", "import", "-q", source.string(), "-o", trace.string()})
+                  .exitCode == 0)
+        traces_.push_back(trace);
+    }
+  }
+  static void TearDownTestSuite() {
+    delete dir_;
+    dir_ = nullptr;
+  }
+  void SetUp() override {
+    if (traces_.empty()) GTEST_SKIP() << "../shared/traces/kineto is absent";
+  }
+
+  static inline testing::TempDir* dir_ = nullptr;
+  static inline std::vector<std::filesystem::path> traces_;
+};
+
+// Whether b is at least as fast as a in everything the model reads.
+bool dominates(const GpuSpec& b, const GpuSpec& a) {
+  return b.smCount >= a.smCount && b.boostClockMhz >= a.boostClockMhz &&
+         b.achievableBandwidthGBs >= a.achievableBandwidthGBs && b.fp32Tflops >= a.fp32Tflops &&
+         b.tf32Tflops >= a.tf32Tflops && b.fp16Tflops >= a.fp16Tflops &&
+         b.maxThreadsPerSm >= a.maxThreadsPerSm && b.sharedMemPerSm >= a.sharedMemPerSm &&
+         b.maxBlocksPerSm >= a.maxBlocksPerSm;
+}
+
+TEST_F(RealTraces, PredictionsToEveryGpuAreFinitePositiveAndMoveTheRightWay) {
+  GpuDatabase db = GpuDatabase::builtIn();
+  for (const auto& path : traces_) {
+    SCOPED_TRACE(path.filename().string());
+    std::map<std::string, RunPrediction> byTarget;
+    for (const auto& target : db.gpus()) {
+      trace::TraceReader reader(path);
+      RunPrediction p = predictRun(reader, db, target);
+      EXPECT_TRUE(std::isfinite(p.predictedNs) && p.predictedNs > 0) << target.name;
+      EXPECT_TRUE(std::isfinite(p.gpuPredictedNs) && p.gpuPredictedNs > 0) << target.name;
+      for (const auto& k : p.kernels)
+        EXPECT_TRUE(std::isfinite(k.predictedNs) && k.predictedNs > 0) << k.name;
+      for (const auto& o : p.operations) EXPECT_GE(o.predictedNs, 0) << o.name;
+      byTarget.emplace(target.name, std::move(p));
+    }
+    for (const auto& a : db.gpus())
+      for (const auto& b : db.gpus())
+        if (&a != &b && dominates(b, a)) {
+          EXPECT_LE(byTarget.at(b.name).gpuPredictedNs, byTarget.at(a.name).gpuPredictedNs + 1e-6)
+              << b.name << " is faster than " << a.name << " in everything";
+        }
+    // Same chip and SMs, more bandwidth: H200 over H100 SXM.
+    EXPECT_LE(byTarget.at("H200 SXM").gpuPredictedNs, byTarget.at("H100 SXM").gpuPredictedNs);
+    // The A100 itself: the run as recorded.
+    const RunPrediction& self = byTarget.at("A100 SXM4 40GB");
+    EXPECT_NEAR(self.gpuPredictedNs, self.gpuOriginNs, 1e-6 * self.gpuOriginNs);
+    EXPECT_NEAR(self.predictedNs, self.originNs, 1e-6 * self.originNs);
+  }
+}
+
+TEST_F(RealTraces, PredictCommandPrintsTableAndJson) {
+  const auto& trace = traces_.front();
+  auto table = testing::runCommand({"rlscope", "predict", trace.string(), "--target", "h100"});
+  ASSERT_EQ(table.exitCode, 0) << table.err;
+  EXPECT_NE(table.out.find("A100 SXM4 40GB (from trace) -> H100 SXM"), std::string::npos)
+      << table.out;
+  auto json = testing::runCommand(
+      {"rlscope", "predict", trace.string(), "--target", "T4", "--format", "json"});
+  ASSERT_EQ(json.exitCode, 0) << json.err;
+  auto j = nlohmann::json::parse(json.out);
+  EXPECT_EQ(j["schema"], "rlscope.prediction/1");
+  EXPECT_GT(j["run"]["predicted_us"].get<double>(), j["run"]["origin_us"].get<double>());
+  EXPECT_FALSE(j["kernels"].empty());
+
+  auto unknown = testing::runCommand({"rlscope", "predict", trace.string(), "--target", "Z9"});
+  EXPECT_EQ(unknown.exitCode, 1);
+  EXPECT_EQ(testing::lines(unknown.err).size(), 1u);
+  EXPECT_NE(unknown.err.find("unknown GPU 'Z9'"), std::string::npos);
+}
+
+TEST(PredictorCommands, ATraceWithoutGpuPropertiesNeedsTheOrigin) {
+  auto shared = testing::sharedTracesDir();
+  if (shared.empty()) GTEST_SKIP() << "../shared/traces/kineto is absent";
+  testing::TempDir dir;
+  for (const char* name : {"sampled_rank0", "cpu_only"}) {
+    SCOPED_TRACE(name);
+    auto source = shared / (std::string(name) + ".json.gz");
+    auto trace = dir / (std::string(name) + ".sqlite");
+    ASSERT_EQ(
+        testing::runCommand({"rlscope", "import", "-q", source.string(), "-o", trace.string()})
+            .exitCode,
+        0);
+    auto bare = testing::runCommand({"rlscope", "predict", trace.string(), "--target", "H100"});
+    EXPECT_EQ(bare.exitCode, 1);
+    ASSERT_EQ(testing::lines(bare.err).size(), 1u) << bare.err;
+    EXPECT_NE(bare.err.find("no GPU properties"), std::string::npos) << bare.err;
+    auto given = testing::runCommand({"rlscope", "predict", trace.string(), "--target", "H100",
+                                      "--origin", "A100", "--format", "json"});
+    ASSERT_EQ(given.exitCode, 0) << given.err;
+    auto j = nlohmann::json::parse(given.out);
+    EXPECT_EQ(j["origin_from"], "--origin");
+    if (std::string(name) == "cpu_only") {
+      EXPECT_EQ(j["gpu"]["kernel_launches"], 0);
+      EXPECT_NE(j["verdict"].get<std::string>().find("no GPU work"), std::string::npos);
+    } else {
+      EXPECT_LT(j["gpu"]["predicted_us"].get<double>(), j["gpu"]["origin_us"].get<double>());
+    }
+  }
+}
+
+TEST(PredictorCommands, KernelDevicesAndOccupancyPrintTheirAnswerLast) {
+  auto kernel =
+      testing::runCommand({"rlscope", "predict", "--kernel", "--origin", "A100", "--target", "H100",
+                           "--grid", "5400", "--block", "256", "--regs", "47", "--time-us", "8"});
+  ASSERT_EQ(kernel.exitCode, 0) << kernel.err;
+  GpuDatabase db = GpuDatabase::builtIn();
+  double expected =
+      KernelPredictor(db.get("A100"), db.get("H100")).predict(theKernel(8000), {}).timeNs / 1e3;
+  EXPECT_NEAR(std::stod(testing::lines(kernel.out).back()), expected, 1e-3);
+
+  auto devices = testing::runCommand({"rlscope", "devices", "--format", "json"});
+  ASSERT_EQ(devices.exitCode, 0);
+  auto list = nlohmann::json::parse(devices.out);
+  EXPECT_EQ(list.size(), db.gpus().size());
+  EXPECT_TRUE(list[0].contains("name"));
+  EXPECT_TRUE(list[0]["sources"].contains("default"));
+
+  auto occupancy = testing::runCommand({"rlscope", "occupancy", "--gpu", "h100", "--block", "128",
+                                        "--regs", "96", "--smem-dynamic", "32768"});
+  ASSERT_EQ(occupancy.exitCode, 0) << occupancy.err;
+  EXPECT_EQ(testing::lines(occupancy.out).back(), "5");
+  EXPECT_NE(occupancy.out.find("bound by registers"), std::string::npos) << occupancy.out;
+
+  auto missing = testing::runCommand({"rlscope", "predict", "--kernel", "--origin", "A100"});
+  EXPECT_NE(missing.exitCode, 0);
+  EXPECT_EQ(testing::lines(missing.err).size(), 1u);
+}
+
+}  // namespace
+}  // namespace rlscope::predictor
