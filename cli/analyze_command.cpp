@@ -7,6 +7,7 @@
 #include "html_report.h"
 #include "rlscope/trace/atomic_output.h"
 #include "trace_analysis.h"
+#include "what_if_output.h"
 
 namespace rlscope::cli {
 
@@ -50,6 +51,10 @@ Run addAnalyzeCommand(CLI::App& app) {
         if (a.gpu.available()) {
           out << '\n';
           analysis::writeGpuMetricsTable(a.gpu, out, opts->analysis.topKernels);
+        }
+        if (a.prediction) {
+          out << '\n';
+          predictor::writeTable(*a.prediction, opts->analysis.topKernels, out);
         }
       }
     };

@@ -4,7 +4,9 @@
 
 #include "breakdown_output.h"
 #include "commands.h"
+#include "gpu_database_option.h"
 #include "gpu_metrics_output.h"
+#include "what_if_output.h"
 
 namespace rlscope::cli {
 
@@ -33,6 +35,14 @@ TraceAnalysis analyzeTraceFile(const std::string& trace, const TraceAnalysisOpti
   a.document = analysis::toJson(a.breakdown);
   a.document["trace"] = trace;
   a.document["gpu"] = analysis::gpuMetricsToJson(a.gpu, options.topKernels);
+  if (!options.predictTarget.empty()) {
+    progress("predicting the run on " + options.predictTarget);
+    predictor::GpuDatabase db = loadGpuDatabase(options.gpuDatabase);
+    predictor::PredictOptions predict;
+    if (!options.predictOrigin.empty()) predict.origin = &db.get(options.predictOrigin);
+    a.prediction = predictor::predictRun(reader, db, db.get(options.predictTarget), predict);
+    a.document["prediction"] = predictor::toJson(*a.prediction);
+  }
   return a;
 }
 
@@ -49,6 +59,12 @@ void addTraceAnalysisOptions(CLI::App& cmd, TraceAnalysisOptions& options) {
                  "time and the GPU work it launched), or run (every process unioned)")
       ->capture_default_str()
       ->check(CLI::IsMember({"process", "thread", "run"}));
+  cmd.add_option("--target", options.predictTarget,
+                 "add the predictor's what-if on this GPU (`rlscope devices`; the same as "
+                 "`rlscope predict`, docs/predictor.md)");
+  cmd.add_option("--origin", options.predictOrigin,
+                 "with --target: the GPU the trace ran on, when its properties do not say");
+  addGpuDatabaseOption(cmd, options.gpuDatabase);
 }
 
 }  // namespace rlscope::cli

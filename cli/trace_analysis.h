@@ -6,10 +6,12 @@
 #include <CLI/CLI.hpp>
 #include <cstddef>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "breakdown.h"
 #include "gpu_metrics.h"
+#include "what_if.h"
 
 namespace rlscope::cli {
 
@@ -18,11 +20,15 @@ struct TraceAnalysisOptions {
   bool noCorrection = false;
   std::size_t topKernels = 20;
   std::string view = "process";  // process | thread | run
+  std::string predictTarget;     // a GPU of the database: add the predictor's what-if
+  std::string predictOrigin;     // the trace's GPU when its properties do not say
+  std::string gpuDatabase;       // a user's GPU database file added to the built-in one
 };
 
 struct TraceAnalysis {
   analysis::Breakdown breakdown;
   analysis::GpuMetrics gpu;
+  std::optional<predictor::RunPrediction> prediction;  // with --target
   nlohmann::json document;
 };
 

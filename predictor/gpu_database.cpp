@@ -155,7 +155,7 @@ std::string GpuSpec::sourceOf(std::string_view field) const {
   return {};
 }
 
-GpuDatabase GpuDatabase::builtIn() {
+const GpuDatabase& GpuDatabase::builtIn() {
   static const GpuDatabase db = parse(kBuiltInGpusJson, "the built-in GPU database");
   return db;
 }

@@ -47,8 +47,8 @@ struct GpuSpec {
 
 class GpuDatabase {
  public:
-  // The database built into rlscope (predictor/data/gpus.json).
-  static GpuDatabase builtIn();
+  // The database built into rlscope (predictor/data/gpus.json), parsed once.
+  static const GpuDatabase& builtIn();
   // Parses a database file's text; throws std::runtime_error with one line naming `origin` and
   // what is wrong (missing field, bad value, unknown source id, duplicate name).
   static GpuDatabase parse(std::string_view json, const std::string& origin);

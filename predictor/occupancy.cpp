@@ -35,7 +35,6 @@ constexpr int kHopperCarveouts[] = {0, 8, 16, 32, 64, 100, 132, 164, 196, 228};
 
 // What the occupancy rules know about one compute capability.
 struct Architecture {
-  std::string computeCapability;      // "9.0", for messages
   int maxBlocksPerSm = 0;             // cudaOccMaxBlocksPerMultiprocessor
   int maxRegistersPerThread = 0;      // cudaOccRegAllocationMaxPerThread
   int subPartitions = 0;              // of the register file, cudaOccSubPartitionsPerMultiprocessor
@@ -98,7 +97,6 @@ Architecture architectureOf(const GpuSpec& gpu) {
   const int major = gpu.ccMajor, minor = gpu.ccMinor;
   if (major < 6 || major > 12 || minor < 0) throwUnknown(major, minor);
   return {
-      .computeCapability = gpu.computeCapabilityText(),
       .maxBlocksPerSm = maxBlocksPerSm(major, minor),
       .maxRegistersPerThread = major == 6 ? 255 : 256,
       .subPartitions = major == 6 && minor == 0 ? 2 : 4,  // GP100 has 2, every other SM 4
@@ -175,7 +173,7 @@ Limit registerLimitWith(int subPartitions, const GpuSpec& gpu, const Architectur
   if (registersPerThread > arch.maxRegistersPerThread) {
     return noBlocks(std::to_string(registersPerThread) + " registers per thread > " +
                     std::to_string(arch.maxRegistersPerThread) + " on compute capability " +
-                    arch.computeCapability);
+                    gpu.computeCapabilityText());
   }
   const std::int64_t perWarp =
       roundUp(std::int64_t{registersPerThread} * gpu.warpSize, kRegisterAllocationUnit);
@@ -216,7 +214,7 @@ std::int64_t carveoutHolding(std::int64_t bytes, const GpuSpec& gpu, const Archi
   const std::string largest = std::to_string(arch.carveoutsKiB.back()) + " KiB";
   throw std::invalid_argument("GPU '" + gpu.name + "': " + std::to_string(bytes) +
                               " bytes of shared memory per SM exceed compute capability " +
-                              arch.computeCapability + "'s largest carveout, " + largest);
+                              gpu.computeCapabilityText() + "'s largest carveout, " + largest);
 }
 
 // A kernel using more than sharedMemPerBlock (48 KiB) per block must have opted in

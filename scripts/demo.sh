@@ -88,13 +88,16 @@ build/bin/rlscope_sample_cpu_training --iterations 20 --seed 1 --trace-out "$out
 "$rlscope" export "$out/sample.sqlite" -o "$out/sample_chrome.json"
 echo "(open $out/sample_chrome.json in https://ui.perfetto.dev to see the timeline)"
 
-step "[7/7] importing and analysing a real PyTorch profiler trace (AlexNet on an A100)"
+step "[7/7] importing, analysing and predicting a real PyTorch profiler trace (AlexNet on an A100)"
 alexnet=../shared/traces/kineto/a100_alexnet.json.gz
 if [[ -f "$alexnet" ]]; then
   "$rlscope" import "$alexnet" -o "$out/a100_alexnet.sqlite"
   echo
   "$rlscope" analyze "$out/a100_alexnet.sqlite" --top-kernels 8
-  "$rlscope" report "$out/a100_alexnet.sqlite" -o "$out/a100_alexnet_report.html"
+  "$rlscope" report "$out/a100_alexnet.sqlite" --target H100 -o "$out/a100_alexnet_report.html"
+  echo
+  echo "The same run predicted on an H100 (docs/predictor.md):"
+  "$rlscope" predict "$out/a100_alexnet.sqlite" --target H100 --top-kernels 5
 else
   echo "skipped: $alexnet is not there (it sits beside the checkout on the project's machines)"
 fi

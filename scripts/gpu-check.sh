@@ -281,6 +281,25 @@ else
   echo "skipped: no rlscope binary"
 fi
 
+step "Prediction (rlscope predict): this GPU matched in the database, itself and an A100"
+if [[ -x "$rlscope_bin" ]]; then
+  "$rlscope_bin" predict "$trace" --target A100 --top-kernels 5 || true
+  self_gpu=$("$rlscope_bin" predict "$trace" --target A100 --format json 2>/dev/null |
+    python3 -c "import json, sys; print(json.load(sys.stdin)['origin'])" || echo "")
+  check "predict: the trace's GPU is in the database (${self_gpu:-none})" "${#self_gpu}" gt 0
+  if [[ -n "$self_gpu" ]]; then
+    # On its own GPU the prediction is the run as recorded; on an A100 finite and positive.
+    ratios=$(for target in "$self_gpu" A100; do
+      "$rlscope_bin" predict "$trace" --target "$target" --format json |
+        python3 -c "import json, sys; r = json.load(sys.stdin)['gpu']
+print(int(round(1e6 * r['predicted_us'] / r['origin_us'])) if r['origin_us'] > 0 else -1)"
+    done)
+    mapfile -t r <<<"$ratios"
+    check "predict: GPU time on itself / recorded (x1e6)" "${r[0]}" eq 1000000
+    check "predict: GPU time on an A100 / recorded (x1e6)" "${r[1]}" gt 0
+  fi
+fi
+
 echo
 if ((failures > 0)); then
   echo "gpu-check: $failures check(s) FAILED (trace: $trace)"

@@ -371,5 +371,14 @@ TEST(Breakdown, AnalyzeCommandOnARealA100Trace) {
   EXPECT_EQ(testing::lines(missing.err).size(), 1u) << missing.err;
 }
 
+TEST(Breakdown, GpuWaitCallsAreTheBlockingOnes) {
+  for (const char* name : {"cudaDeviceSynchronize", "cudaStreamSynchronize", "cuCtxSynchronize",
+                           "cudaEventSynchronize", "cudaMemcpy", "cudaMemcpy2D", "cuMemcpyDtoH_v2"})
+    EXPECT_TRUE(isGpuWaitCall(name)) << name;
+  for (const char* name : {"cudaLaunchKernel", "cudaMemcpyAsync", "cuMemcpyHtoDAsync_v2",
+                           "cudaStreamWaitEvent", "cudaEventRecord", "cudaMalloc"})
+    EXPECT_FALSE(isGpuWaitCall(name)) << name;
+}
+
 }  // namespace
 }  // namespace rlscope::analysis
