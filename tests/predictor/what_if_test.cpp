@@ -193,6 +193,36 @@ TEST_F(WhatIf, TheOriginComesFromTheTraceOrTheCaller) {
   EXPECT_THROW(matchTraceGpu(db, board), std::runtime_error);
 }
 
+TEST_F(WhatIf, KernelsWithoutLaunchConfigurationsAreNamedAndKept) {
+  testing::TempDir other;
+  auto bare = other / "no_grid.sqlite";
+  {
+    trace::TraceWriter w(bare);
+    w.addProcess({.globalPid = trace::globalPidOf(kPid), .pid = kPid, .name = "python"});
+    trace::GpuInfoRecord gpu;
+    gpu.name = "NVIDIA A100-SXM4-40GB";
+    w.addGpuInfo(gpu);
+    trace::KernelRecord k;
+    k.start = 0;
+    k.end = 5000;
+    k.correlationId = 3;
+    k.globalPid = trace::globalPidOf(kPid);
+    k.demangledName = w.intern("mystery_kernel");  // no grid, block or registers recorded
+    w.addKernel(k);
+    w.commit();
+  }
+  trace::TraceReader reader(bare);
+  RunPrediction p = predictRun(reader, db, db.get("H100"));
+  ASSERT_EQ(p.kernels.size(), 1u);
+  EXPECT_EQ(p.kernels[0].method, Method::kCannotPredict);
+  EXPECT_EQ(p.cannotPredict, 1u);
+  EXPECT_DOUBLE_EQ(p.gpuPredictedNs, 5000);
+  ASSERT_FALSE(p.notes.empty());
+  EXPECT_NE(p.notes.back().find("cannot be predicted"), std::string::npos);
+  auto json = toJson(p);
+  EXPECT_EQ(json["kernels"][0]["method"], "cannot predict");
+}
+
 // The real A100 traces, imported once.
 class RealTraces : public ::testing::Test {
  protected:
