@@ -29,6 +29,11 @@ nlohmann::json analysisOf(const std::string& path, const TraceAnalysisOptions& o
   nlohmann::json doc = nlohmann::json::parse(in, nullptr, false);
   if (doc.is_discarded())
     throw std::runtime_error(path + " is neither an rlscope trace nor an analysis (JSON)");
+  // The document was analysed already: analysis options cannot change it.
+  if (!options.predictTarget.empty() && !doc.contains("prediction"))
+    std::cerr << "rlscope: warning: " << path
+              << " is an analysis document, not a trace: --target adds no prediction to it "
+                 "(predict from the trace instead)\n";
   return doc;
 }
 

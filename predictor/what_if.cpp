@@ -195,8 +195,10 @@ std::unordered_map<std::int64_t, double> predictActivities(trace::TraceReader& r
 }
 
 // One operation on the target: CPU-only and idle time stay; GPU-only time and the CPU's waits
-// for the GPU scale with its GPU work; time when the CPU was busy while the GPU ran becomes the
-// longer of the two.
+// for the GPU scale with the GPU work that ran during it; time when the CPU was busy while the
+// GPU ran becomes the longer of the two. The scale is that of the work running during the
+// operation (its GPU and CPU+GPU times are wall-time quantities too), else of the work it
+// launched, else the run's.
 OperationPrediction predictOperation(const OperationBreakdown& o, double runScale) {
   OperationPrediction p;
   p.process = o.process;
@@ -208,8 +210,9 @@ OperationPrediction predictOperation(const OperationBreakdown& o, double runScal
   p.cpuGpuNs = static_cast<double>(o.cpuGpu);
   p.idleNs = std::max(0.0, p.originNs - p.cpuNs - p.gpuNs - p.cpuGpuNs);
   p.gpuWaitNs = std::min(static_cast<double>(o.gpuWait), p.cpuGpuNs);
-  p.gpuScale =
-      o.launchedGpu > 0 ? o.predictedLaunchedGpu / static_cast<double>(o.launchedGpu) : runScale;
+  p.gpuScale = o.gpuDuring > 0     ? o.predictedGpuDuring / o.gpuDuring
+               : o.launchedGpu > 0 ? o.predictedLaunchedGpu / static_cast<double>(o.launchedGpu)
+                                   : runScale;
   double busy = p.cpuGpuNs - p.gpuWaitNs;
   p.predictedNs =
       p.cpuNs + p.idleNs + (p.gpuNs + p.gpuWaitNs) * p.gpuScale + std::max(busy, busy * p.gpuScale);
@@ -222,7 +225,18 @@ std::string RunPrediction::verdict() const {
   if (kernelLaunches == 0 && gpuOriginNs == 0)
     return "The run did no GPU work: a different GPU changes nothing.";
   double share = originNs > 0 ? 100.0 * gpuBoundNs / originNs : 0;
+  double x = speedup();
   char line[512];
+  // A slower target stretches even a CPU-bound run: time the CPU and GPU overlapped becomes
+  // GPU-bound there. Say that before anything about CPU-boundness.
+  if (x < 1 && predictedNs - originNs > 0.005 * originNs) {
+    std::snprintf(line, sizeof line,
+                  "On %s the run is predicted %.2fx slower: its GPU work takes %.2fx as long, "
+                  "and %.1f %% of the run waits on the GPU already.",
+                  target.c_str(), 1 / x, gpuOriginNs > 0 ? gpuPredictedNs / gpuOriginNs : 1.0,
+                  share);
+    return line;
+  }
   if (cpuBound) {
     std::snprintf(line, sizeof line,
                   "CPU-bound: only %.1f %% of the run waits on the GPU, so no GPU can make it "
@@ -230,12 +244,10 @@ std::string RunPrediction::verdict() const {
                   share, maxSpeedup());
     return line;
   }
-  double x = speedup();
   std::snprintf(line, sizeof line,
-                "On %s the run is predicted %.2fx %s (%.1f %% of it waits on the GPU; an "
+                "On %s the run is predicted %.2fx faster (%.1f %% of it waits on the GPU; an "
                 "infinitely fast GPU would make it %.2fx faster).",
-                target.c_str(), x >= 1 ? x : 1 / x, x >= 1 ? "faster" : "slower", share,
-                maxSpeedup());
+                target.c_str(), x, share, maxSpeedup());
   return line;
 }
 

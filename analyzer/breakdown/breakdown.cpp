@@ -422,6 +422,36 @@ double predictedDuration(const AnalyzeOptions& options, const GpuActivity& g) {
   return static_cast<double>(g.end - g.start);
 }
 
+// For the predictor: per operation, the GPU work that ran during its instances, as it ran and
+// with its predicted durations (each activity weighted by the part of it inside the instance).
+// Activities sorted by start with a running maximum of their ends find each instance's overlaps
+// by binary search, whatever the nesting.
+void addGpuDuring(const AnalyzeOptions& options, const std::vector<GpuActivity>& gpu,
+                  const std::vector<OperationSpan>& spans, std::vector<OperationBreakdown>& rows) {
+  std::vector<GpuActivity> sorted(gpu);
+  std::sort(sorted.begin(), sorted.end(),
+            [](const auto& a, const auto& b) { return a.start < b.start; });
+  std::vector<TimeNs> maxEnd(sorted.size());
+  std::vector<double> factor(sorted.size());
+  for (std::size_t i = 0; i < sorted.size(); ++i) {
+    maxEnd[i] = std::max(i ? maxEnd[i - 1] : sorted[i].end, sorted[i].end);
+    TimeNs duration = sorted[i].end - sorted[i].start;
+    factor[i] = duration > 0 ? predictedDuration(options, sorted[i]) / duration : 1;
+  }
+  for (const auto& span : spans) {
+    // The first activity that may still run at span.start: the running maximum passes it.
+    auto first = std::upper_bound(maxEnd.begin(), maxEnd.end(), span.start) - maxEnd.begin();
+    auto& row = rows[span.operation];
+    for (auto i = static_cast<std::size_t>(first); i < sorted.size(); ++i) {
+      if (sorted[i].start >= span.end) break;
+      TimeNs inside = std::min(sorted[i].end, span.end) - std::max(sorted[i].start, span.start);
+      if (inside <= 0) continue;
+      row.gpuDuring += static_cast<double>(inside);
+      row.predictedGpuDuring += static_cast<double>(inside) * factor[i];
+    }
+  }
+}
+
 // Whether each API name (by string id) waits for the GPU, looked up once per name.
 class GpuWaitNames {
  public:
@@ -502,6 +532,7 @@ void analyzeProcess(std::int64_t pid, std::int64_t tid, ProcessEvents& events,
     ++row.launchedGpuActivities;
     row.predictedLaunchedGpu += predictedDuration(options, g);
   }
+  if (options.predictedGpuNs) addGpuDuring(options, events.gpu, spans, rows);
   for (const auto& c : events.nativeCalls) {
     auto& t = rows[keyAt(c.globalTid, c.start)].transitions;
     ++(c.category == Category::kBackend ? t.pythonToBackend : t.pythonToSimulator);

@@ -53,9 +53,11 @@ struct OperationBreakdown {
   // GPU time (kernels, memcpys, memsets) launched from inside this operation, wherever it ran.
   trace::TimeNs launchedGpu = 0;
   std::uint64_t launchedGpuActivities = 0;
-  // The same GPU work with the durations AnalyzeOptions::predictedGpuNs gives (the predictor's
-  // what-if on another GPU); equal to launchedGpu without them.
+  // With AnalyzeOptions::predictedGpuNs (the predictor's what-if on another GPU): the launched
+  // GPU work with its predicted durations, and the GPU work that ran during the operation's
+  // instances (by wall time, nested operations' included) as it ran and as predicted.
   double predictedLaunchedGpu = 0;
+  double gpuDuring = 0, predictedGpuDuring = 0;
   // Time the operation's threads spent in CUDA calls that wait for the GPU (synchronizations and
   // synchronous copies, see isGpuWaitCall): CPU time that a faster GPU would shorten.
   trace::TimeNs gpuWait = 0;
@@ -97,7 +99,8 @@ struct AnalyzeOptions {
   std::string calibrationOrigin;
   std::function<void(const std::string&)> progress;  // one line per process
   // Durations of GPU activities (kernels, copies, memsets) on another GPU, by runCorrelation:
-  // fills OperationBreakdown::predictedLaunchedGpu. Activities not in it keep their duration.
+  // fills OperationBreakdown::predictedLaunchedGpu and the gpuDuring pair. Activities not in it
+  // keep their duration.
   const std::unordered_map<std::int64_t, double>* predictedGpuNs = nullptr;
 };
 

@@ -151,6 +151,68 @@ Correction parseCorrection(const json& c) {
   return out;
 }
 
+PredictedOperation parsePredictedOperation(const json& o) {
+  PredictedOperation out;
+  out.name = optString(o, "name");
+  if (auto it = o.find("process"); it != o.end() && it->is_number_integer())
+    out.process = it->get<std::int64_t>();
+  out.phase = optString(o, "phase");
+  out.originUs = optNumber(o, "origin_us").value_or(0);
+  out.predictedUs = optNumber(o, "predicted_us").value_or(0);
+  out.gpuScale = optNumber(o, "gpu_scale");
+  return out;
+}
+
+PredictedKernel parsePredictedKernel(const json& k) {
+  PredictedKernel out;
+  out.name = optString(k, "name");
+  out.method = optString(k, "method");
+  out.launches = optNumber(k, "launches");
+  out.cannotPredict = optNumber(k, "cannot_predict");
+  out.originUs = optNumber(k, "origin_us");
+  out.predictedUs = optNumber(k, "predicted_us");
+  out.gamma = optNumber(k, "gamma");
+  return out;
+}
+
+// Every key optional: a prediction is an addition to the analysis and must never stop its
+// report. A prediction of another schema keeps only the schema, so the report can say why it
+// shows nothing of it.
+PredictionSection parsePrediction(const json& p) {
+  PredictionSection out;
+  out.schema = optString(p, "schema");
+  if (out.schema != kPredictionSchema) return out;
+  out.origin = optString(p, "origin");
+  out.originFrom = optString(p, "origin_from");
+  out.target = optString(p, "target");
+  out.verdict = optString(p, "verdict");
+  if (const json* run = optObject(p, "run")) {
+    out.originUs = optNumber(*run, "origin_us");
+    out.predictedUs = optNumber(*run, "predicted_us");
+    out.speedup = optNumber(*run, "speedup");
+    out.gpuBoundUs = optNumber(*run, "gpu_bound_us");
+    out.maxSpeedup = optNumber(*run, "max_speedup");
+    if (auto it = run->find("cpu_bound"); it != run->end() && it->is_boolean())
+      out.cpuBound = it->get<bool>();
+  }
+  if (const json* gpu = optObject(p, "gpu")) {
+    out.gpuOriginUs = optNumber(*gpu, "origin_us");
+    out.gpuPredictedUs = optNumber(*gpu, "predicted_us");
+    out.kernelLaunches = optNumber(*gpu, "kernel_launches");
+    out.cannotPredict = optNumber(*gpu, "cannot_predict");
+  }
+  if (auto it = p.find("operations"); it != p.end() && it->is_array())
+    for (const auto& o : *it)
+      if (o.is_object()) out.operations.push_back(parsePredictedOperation(o));
+  if (auto it = p.find("kernels"); it != p.end() && it->is_array())
+    for (const auto& k : *it)
+      if (k.is_object()) out.kernels.push_back(parsePredictedKernel(k));
+  if (auto it = p.find("notes"); it != p.end() && it->is_array())
+    for (const auto& n : *it)
+      if (n.is_string()) out.notes.push_back(n.get<std::string>());
+  return out;
+}
+
 }  // namespace
 
 Analysis parseAnalysis(const json& document) {
@@ -174,6 +236,8 @@ Analysis parseAnalysis(const json& document) {
   if (const json* gpu = optObject(document, "gpu")) a.gpu = parseGpu(*gpu);
   if (const json* correction = optObject(document, "correction"))
     a.correction = parseCorrection(*correction);
+  if (const json* prediction = optObject(document, "prediction"))
+    a.prediction = parsePrediction(*prediction);
   return a;
 }
 

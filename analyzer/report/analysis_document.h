@@ -15,6 +15,7 @@ namespace rlscope::report {
 
 inline constexpr const char* kAnalysisSchema = "rlscope.analysis/1";
 inline constexpr const char* kUnannotated = "(unannotated)";
+inline constexpr const char* kPredictionSchema = "rlscope.prediction/1";
 
 // Where a category set's time ran: only CPU categories, both kinds, only GPU categories, or
 // nothing at all (the empty set: idle time inside an operation).
@@ -68,6 +69,35 @@ struct Correction {
   std::map<std::string, double> removedUs;       // overhead source -> µs; empty when absent
 };
 
+// The predictor's what-if of `--target GPU` (schema rlscope.prediction/1, docs/predictor.md):
+// the run and every operation and kernel name on the origin GPU and predicted on the target.
+struct PredictedOperation {
+  std::string name;
+  std::int64_t process = 0;
+  std::string phase;  // empty when the document has none
+  double originUs = 0, predictedUs = 0;
+  std::optional<double> gpuScale;  // predicted / origin time of the GPU work it launched
+};
+
+struct PredictedKernel {
+  std::string name;
+  std::string method;  // how it was predicted ("wave-scaled (roofline)", "kept", ...)
+  std::optional<double> launches, cannotPredict, originUs, predictedUs, gamma;
+};
+
+struct PredictionSection {
+  std::string schema;                      // kPredictionSchema; another one is not read further
+  std::string origin, originFrom, target;  // originFrom: "trace" or "--origin"
+  std::string verdict;
+  std::optional<double> originUs, predictedUs, speedup;
+  std::optional<double> gpuBoundUs, maxSpeedup;  // maxSpeedup 0: the whole run waits on the GPU
+  bool cpuBound = false;
+  std::optional<double> gpuOriginUs, gpuPredictedUs, kernelLaunches, cannotPredict;
+  std::vector<PredictedOperation> operations;  // as in the document
+  std::vector<PredictedKernel> kernels;        // as in the document (longest origin time first)
+  std::vector<std::string> notes;
+};
+
 struct Analysis {
   std::string trace;  // empty when absent
   bool corrected = false;
@@ -75,6 +105,7 @@ struct Analysis {
   std::vector<Operation> operations;  // in document order
   std::optional<GpuSection> gpu;
   std::optional<Correction> correction;
+  std::optional<PredictionSection> prediction;  // only with `--target`
 };
 
 // Throws std::runtime_error (one line) for a document that is not rlscope.analysis/1 or lacks a

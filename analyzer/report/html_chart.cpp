@@ -25,6 +25,10 @@ constexpr std::size_t kLabelChars = 32;
 constexpr double kMinSegmentWidth = 0.05;
 constexpr double kStripeWidth = 4;
 constexpr const char* kIdleColour = "#e3e6ea";
+// Bar pairs: the two bars of a row share the height of one stacked bar and its strip.
+constexpr double kPairBarHeight = 11, kPairGap = 2;
+constexpr const char* kBeforeColour = "#9aa5b1";
+constexpr const char* kAfterColour = "#8057b0";
 
 // Tableau 10: distinct, readable on white, and friendly to the common colour-blindnesses.
 const std::map<std::string, std::string>& knownColours() {
@@ -199,6 +203,31 @@ std::string swatch(const std::string& fill) {
          fill + "\"></rect></svg>";
 }
 
+std::string pairRow(const BarPair& row, double y, const std::string& beforeName,
+                    const std::string& afterName, double scaleUs) {
+  auto width = [&](double us) {
+    double w = scaleUs > 0 ? kBarWidth * std::max(0.0, us) / scaleUs : 0;
+    return w < kMinSegmentWidth ? 0.0 : w;
+  };
+  std::string after = formatDuration(row.afterUs);
+  if (!row.afterNote.empty()) after += " (" + row.afterNote + ")";
+  double afterY = y + kBarTop + kPairBarHeight + kPairGap;
+  std::ostringstream out;
+  out << "<g class=\"pair\"><title>" << htmlEscape(row.label) << ": "
+      << htmlEscape(formatDuration(row.beforeUs)) << " → " << htmlEscape(after) << "</title>";
+  out << text(kLabelWidth - 8, y + kBarTop + 13, "end", "label",
+              htmlEscape(truncated(row.label, kLabelChars)));
+  out << rect(kLabelWidth, y + kBarTop, width(row.beforeUs), kPairBarHeight, kBeforeColour,
+              beforeName + ": " + formatDuration(row.beforeUs));
+  out << rect(kLabelWidth, afterY, width(row.afterUs), kPairBarHeight, kAfterColour,
+              afterName + ": " + after);
+  out << text(kLabelWidth + kBarWidth + 10, y + kBarTop + 9, "start", "value",
+              htmlEscape(formatDuration(row.beforeUs)));
+  out << text(kLabelWidth + kBarWidth + 10, afterY + 9, "start", "value", htmlEscape(after));
+  out << "</g>";
+  return out.str();
+}
+
 }  // namespace
 
 std::string categoryColour(const std::string& category) {
@@ -352,6 +381,28 @@ std::string renderProportionBar(const std::vector<BarPart>& parts) {
     out << "<span class=\"item\">" << swatch(p.colour) << htmlEscape(p.label) << " "
         << htmlEscape(formatPercent(p.us, total)) << "</span>";
   out << "</div></div>";
+  return out.str();
+}
+
+std::string renderBarPairs(const std::vector<BarPair>& rows, const std::string& beforeName,
+                           const std::string& afterName) {
+  double scaleUs = 0;
+  for (const auto& r : rows) scaleUs = std::max({scaleUs, r.beforeUs, r.afterUs});
+  double height = kRowPitch * static_cast<double>(rows.size()) + kAxisHeight;
+  std::ostringstream out;
+  out << "<div class=\"legend\"><div class=\"legend-group\"><span class=\"item\">"
+      << swatch(kBeforeColour) << htmlEscape(beforeName) << "</span><span class=\"item\">"
+      << swatch(kAfterColour) << htmlEscape(afterName) << "</span></div></div>";
+  out << "<svg class=\"pairs\" viewBox=\"0 0 " << number(kChartWidth) << " " << number(height)
+      << "\" role=\"img\" aria-label=\"" << htmlEscape(beforeName) << " and "
+      << htmlEscape(afterName) << " per row\">";
+  out << axis(kRowPitch * static_cast<double>(rows.size()), scaleUs);
+  double y = 0;
+  for (const auto& r : rows) {
+    out << pairRow(r, y, beforeName, afterName, scaleUs);
+    y += kRowPitch;
+  }
+  out << "</svg>";
   return out.str();
 }
 

@@ -49,4 +49,14 @@ struct BarPart {
 };
 std::string renderProportionBar(const std::vector<BarPart>& parts);
 
+// Two thin bars per row, drawn to one scale: a time before and after (an operation on the
+// origin GPU and predicted on the target), with a legend naming both.
+struct BarPair {
+  std::string label;  // the whole text; the chart truncates it and keeps it in the tooltip
+  double beforeUs = 0, afterUs = 0;
+  std::string afterNote;  // after the second time, e.g. "-35.0%"
+};
+std::string renderBarPairs(const std::vector<BarPair>& rows, const std::string& beforeName,
+                           const std::string& afterName);
+
 }  // namespace rlscope::report

@@ -41,7 +41,7 @@ tfoot td { font-weight:600; border-top:2px solid var(--line); }
 td.name { word-break:break-word; }
 td.kernel { font:12px ui-monospace,SFMono-Regular,Menlo,Consolas,monospace; word-break:break-all; }
 svg.defs { position:absolute; width:0; height:0; }
-svg.bars, svg.split { width:100%; height:auto; display:block; margin-top:6px; }
+svg.bars, svg.split, svg.pairs { width:100%; height:auto; display:block; margin-top:6px; }
 svg .label { font-size:12px; fill:var(--fg); }
 svg .value { font-size:12px; fill:var(--muted); }
 svg .tick { font-size:10px; fill:var(--muted); }
@@ -54,6 +54,11 @@ svg .grid { stroke:#eaeef2; stroke-width:1; }
 dl.stats { display:grid; grid-template-columns:max-content auto; gap:2px 16px; margin:8px 0 0; }
 dl.stats dt { color:var(--muted); }
 dl.stats dd { margin:0; font-variant-numeric:tabular-nums; }
+.verdict { font-size:16px; font-weight:600; margin:4px 0 10px; padding:8px 12px;
+  border-left:4px solid var(--accent); border-radius:4px; background:#f3eefa; }
+.verdict.faster { background:#dafbe1; border-color:#1a7f37; }
+.verdict.slower { background:#ffebe9; border-color:#cf222e; }
+.verdict.cpu-bound { background:#fff1c2; border-color:#bf8700; }
 footer { color:var(--muted); font-size:12px; margin-top:18px; text-align:center; }
 )css";
 
@@ -183,6 +188,88 @@ std::string operationsSection(const Analysis& a, const SetPalette& palette) {
   }
   body << "<p class=\"note\">" << esc(kPercentNote) << " " << esc(kGpuBoundNote) << "</p>";
   return section("operations", "Time per operation", body.str());
+}
+
+// The verdict's tone: red when the target is slower (also for a CPU-bound run: its waits on
+// the GPU grow), amber when the run is CPU-bound and no GPU can help much, else green.
+std::string verdictClass(const PredictionSection& p) {
+  if (p.speedup.value_or(1) < 1) return "slower";
+  return p.cpuBound ? "cpu-bound" : "faster";
+}
+
+// "origin (A100-SXM4-40GB)", the chart's legend.
+std::string seriesName(const std::string& what, const std::string& gpu) {
+  return gpu.empty() ? what : what + " (" + gpu + ")";
+}
+
+std::string predictedOperations(const PredictionSection& p) {
+  auto top = topPredictedOperations(p);
+  std::vector<BarPair> bars;
+  HtmlTable t;
+  t.headers = {"Operation", "Origin", "Predicted", "Change", "GPU x"};
+  t.classes = {"name", "num", "num", "num", "num"};
+  for (const PredictedOperation* op : top) {
+    std::string change = formatChange(op->originUs, op->predictedUs);
+    bars.push_back({predictedOperationTitle(p, *op), op->originUs, op->predictedUs, change});
+    t.rows.push_back({esc(predictedOperationTitle(p, *op)), esc(formatDuration(op->originUs)),
+                      esc(formatDuration(op->predictedUs)), esc(change),
+                      esc(formatFactor(op->gpuScale))});
+  }
+  std::ostringstream out;
+  out << "<h3>Operations</h3>"
+      << renderBarPairs(bars, seriesName("origin", p.origin), seriesName("predicted", p.target))
+      << t.render();
+  if (top.size() < p.operations.size())
+    out << "<p class=\"note\">The " << top.size() << " longest of " << p.operations.size()
+        << " operations.</p>";
+  out << "<p class=\"note\">" << esc(kPredictionNote) << "</p>";
+  return out.str();
+}
+
+std::string launchesCell(const PredictedKernel& k) {
+  std::string out = formatCount(k.launches);
+  if (k.cannotPredict && *k.cannotPredict > 0)
+    out += " (" + formatCount(*k.cannotPredict) + " not predicted)";
+  return out;
+}
+
+std::string predictedKernels(const PredictionSection& p) {
+  auto top = topPredictedKernels(p);
+  HtmlTable t;
+  t.headers = {"Kernel", "Launches", "Origin", "Predicted", "Change", "Method", "Gamma"};
+  t.classes = {"kernel", "num", "num", "num", "num", "", "num"};
+  for (const PredictedKernel* k : top)
+    t.rows.push_back(
+        {esc(k->name), esc(launchesCell(*k)), esc(formatDuration(k->originUs)),
+         esc(formatDuration(k->predictedUs)),
+         esc(k->originUs && k->predictedUs ? formatChange(*k->originUs, *k->predictedUs) : "n/a"),
+         esc(k->method.empty() ? "n/a" : k->method), esc(formatGamma(k->gamma))});
+  std::ostringstream out;
+  out << "<h3>Top kernels by origin time</h3>" << t.render();
+  if (top.size() < p.kernels.size())
+    out << "<p class=\"note\">The " << top.size() << " longest of " << p.kernels.size()
+        << " kernel names.</p>";
+  return out.str();
+}
+
+std::string predictionSection(const Analysis& a) {
+  if (!a.prediction) return {};
+  const PredictionSection& p = *a.prediction;
+  std::string title = predictionTitle(p);
+  std::string missing = predictionMissingReason(p);
+  if (!missing.empty()) return section("prediction", title, notAvailable(missing));
+  std::ostringstream body;
+  if (!p.verdict.empty())
+    body << "<p class=\"verdict " << verdictClass(p) << "\">" << esc(p.verdict) << "</p>";
+  body << "<dl class=\"stats\">";
+  for (const auto& item : predictionItems(p))
+    body << "<dt>" << esc(item.label) << "</dt><dd>" << esc(item.value) << "</dd>";
+  body << "</dl>";
+  if (!p.operations.empty()) body << predictedOperations(p);
+  if (!p.kernels.empty()) body << predictedKernels(p);
+  for (const auto& note : p.notes) body << "<p class=\"note\">Note: " << esc(note) << "</p>";
+  body << "<p class=\"note\">" << esc(kPredictorPointer) << "</p>";
+  return section("prediction", title, body.str());
 }
 
 std::string kernelsSection(const Analysis& a) {
@@ -320,9 +407,9 @@ std::string renderHtml(const nlohmann::json& document) {
       << "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
       << "<title>rlscope report" << (a.trace.empty() ? "" : " · " + esc(a.trace))
       << "</title><style>" << kStyle << "</style></head><body>" << palette.patternDefs() << "<main>"
-      << header(a) << operationsSection(a, palette) << kernelsSection(a) << idleSection(a)
-      << launchSection(a) << transitionsSection(a) << correctionSection(a) << "<footer>rlscope · "
-      << kAnalysisSchema << "</footer></main></body></html>\n";
+      << header(a) << predictionSection(a) << operationsSection(a, palette) << kernelsSection(a)
+      << idleSection(a) << launchSection(a) << transitionsSection(a) << correctionSection(a)
+      << "<footer>rlscope · " << kAnalysisSchema << "</footer></main></body></html>\n";
   return out.str();
 }
 

@@ -112,6 +112,57 @@ std::string operationsSection(const Analysis& a) {
   return out.str();
 }
 
+std::string predictedOperations(const PredictionSection& p) {
+  auto top = topPredictedOperations(p);
+  std::vector<Row> rows;
+  for (const PredictedOperation* op : top)
+    rows.push_back({md(predictedOperationTitle(p, *op)), formatDuration(op->originUs),
+                    formatDuration(op->predictedUs), formatChange(op->originUs, op->predictedUs),
+                    formatFactor(op->gpuScale)});
+  std::string out = table({"Operation", "Origin", "Predicted", "Change", "GPU x"},
+                          {false, true, true, true, true}, rows);
+  if (top.size() < p.operations.size())
+    out += "The " + std::to_string(top.size()) + " longest of " +
+           std::to_string(p.operations.size()) + " operations.\n\n";
+  return out + md(kPredictionNote) + "\n\n";
+}
+
+std::string predictedKernels(const PredictionSection& p) {
+  auto top = topPredictedKernels(p);
+  std::vector<Row> rows;
+  for (const PredictedKernel* k : top) {
+    std::string launches = formatCount(k->launches);
+    if (k->cannotPredict && *k->cannotPredict > 0)
+      launches += " (" + formatCount(*k->cannotPredict) + " not predicted)";
+    rows.push_back(
+        {md(k->name), launches, formatDuration(k->originUs), formatDuration(k->predictedUs),
+         k->originUs && k->predictedUs ? formatChange(*k->originUs, *k->predictedUs) : "n/a",
+         md(k->method.empty() ? "n/a" : k->method), formatGamma(k->gamma)});
+  }
+  std::string out =
+      table({"Kernel", "Launches", "Origin", "Predicted", "Change", "Method", "Gamma"},
+            {false, true, true, true, true, false, true}, rows);
+  if (top.size() < p.kernels.size())
+    out += "The " + std::to_string(top.size()) + " longest of " + std::to_string(p.kernels.size()) +
+           " kernel names.\n\n";
+  return out;
+}
+
+// Only when the document has a prediction (`--target`): no "not available" for the common case.
+std::string predictionSection(const Analysis& a) {
+  if (!a.prediction) return {};
+  const PredictionSection& p = *a.prediction;
+  std::string out = "### " + md(predictionTitle(p)) + "\n\n";
+  std::string missing = predictionMissingReason(p);
+  if (!missing.empty()) return out + notAvailable(missing);
+  if (!p.verdict.empty()) out += "> **" + md(p.verdict) + "**\n\n";
+  out += itemTable(predictionItems(p));
+  if (!p.operations.empty()) out += predictedOperations(p);
+  if (!p.kernels.empty()) out += predictedKernels(p);
+  for (const auto& note : p.notes) out += "Note: " + md(note) + "\n\n";
+  return out + md(kPredictorPointer) + "\n\n";
+}
+
 std::string kernelsSection(const Analysis& a) {
   std::ostringstream out;
   out << "### GPU kernels\n\n";
@@ -207,8 +258,8 @@ std::string correctionSection(const Analysis& a) {
 
 std::string renderMarkdown(const nlohmann::json& document) {
   Analysis a = parseAnalysis(document);
-  return header(a) + operationsSection(a) + kernelsSection(a) + idleSection(a) + launchSection(a) +
-         transitionsSection(a) + correctionSection(a);
+  return header(a) + predictionSection(a) + operationsSection(a) + kernelsSection(a) +
+         idleSection(a) + launchSection(a) + transitionsSection(a) + correctionSection(a);
 }
 
 }  // namespace rlscope::report

@@ -1,6 +1,8 @@
 #include "report_sections.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 #include <map>
 #include <set>
 
@@ -16,6 +18,55 @@ std::string withShare(const std::optional<double>& us, const std::optional<doubl
   std::string out = formatDuration(*us);
   if (whole && *whole > 0) out += " (" + formatPercent(*us, *whole) + " of " + of + ")";
   return out;
+}
+
+std::string originLabel(const PredictionSection& p) {
+  std::string out = p.origin.empty() ? std::string("n/a") : p.origin;
+  if (p.originFrom == "trace")
+    out += " (from the trace)";
+  else if (p.originFrom == "--origin")
+    out += " (given by --origin)";
+  else if (!p.originFrom.empty())
+    out += " (from " + p.originFrom + ")";
+  return out + " → " + (p.target.empty() ? std::string("n/a") : p.target);
+}
+
+std::string beforeAfter(const std::optional<double>& originUs,
+                        const std::optional<double>& predictedUs) {
+  return formatDuration(originUs) + " → " + formatDuration(predictedUs);
+}
+
+std::string runLine(const PredictionSection& p) {
+  std::string out = beforeAfter(p.originUs, p.predictedUs);
+  double speedup = p.speedup.value_or(
+      p.originUs && p.predictedUs && *p.predictedUs > 0 ? *p.originUs / *p.predictedUs : 0);
+  if (speedup > 0) out += " (" + formatSpeedup(speedup) + ")";
+  return out;
+}
+
+std::string gpuWorkLine(const PredictionSection& p) {
+  std::string out = beforeAfter(p.gpuOriginUs, p.gpuPredictedUs);
+  if (p.kernelLaunches) out += " over " + formatCount(*p.kernelLaunches) + " kernel launches";
+  if (p.cannotPredict && *p.cannotPredict > 0)
+    out += " (" + formatCount(*p.cannotPredict) + " cannot be predicted: kept at origin time)";
+  return out;
+}
+
+std::string gpuBoundLine(const PredictionSection& p) {
+  if (!p.gpuBoundUs) return "n/a";
+  std::string out = formatDuration(*p.gpuBoundUs);
+  if (p.originUs && *p.originUs > 0) out += " (" + formatPercent(*p.gpuBoundUs, *p.originUs) + ")";
+  if (p.cpuBound) out += ": CPU-bound";
+  return out;
+}
+
+// max_speedup is 0 when nothing of the run is CPU-only: no finite bound.
+std::string upperBoundLine(const PredictionSection& p) {
+  if (!p.maxSpeedup) return "n/a";
+  if (*p.maxSpeedup <= 0)
+    return p.gpuBoundUs && *p.gpuBoundUs > 0 ? "no bound: the whole run waits on the GPU"
+                                             : std::string("n/a");
+  return "at most " + formatSpeedup(*p.maxSpeedup);
 }
 
 }  // namespace
@@ -98,6 +149,87 @@ std::vector<Item> correctionItems(const Correction& c) {
       {"Run-to-run noise of the uninstrumented run",
        c.uninstrumentedNoisePct ? formatPct(*c.uninstrumentedNoisePct, false) : "n/a"},
   };
+}
+
+std::string predictionTitle(const PredictionSection& p) {
+  return p.target.empty() ? "Prediction" : "Prediction on " + p.target;
+}
+
+std::string predictionMissingReason(const PredictionSection& p) {
+  if (p.schema != kPredictionSchema)
+    return "the prediction's schema \"" + p.schema + "\" is not " + kPredictionSchema +
+           " (made by another rlscope version)";
+  return {};
+}
+
+std::vector<Item> predictionItems(const PredictionSection& p) {
+  return {
+      {"Origin → target", originLabel(p)},
+      {"Run (origin → predicted)", runLine(p)},
+      {"GPU work (origin → predicted)", gpuWorkLine(p)},
+      {"Run time waiting on the GPU", gpuBoundLine(p)},
+      {"With an infinitely fast GPU", upperBoundLine(p)},
+  };
+}
+
+std::vector<const PredictedOperation*> topPredictedOperations(const PredictionSection& p,
+                                                              std::size_t limit) {
+  std::vector<const PredictedOperation*> out;
+  for (const auto& o : p.operations) out.push_back(&o);
+  std::stable_sort(out.begin(), out.end(),
+                   [](const auto* a, const auto* b) { return a->originUs > b->originUs; });
+  if (out.size() > limit) out.resize(limit);
+  return out;
+}
+
+std::vector<const PredictedKernel*> topPredictedKernels(const PredictionSection& p,
+                                                        std::size_t limit) {
+  std::vector<const PredictedKernel*> out;
+  for (const auto& k : p.kernels) out.push_back(&k);
+  std::stable_sort(out.begin(), out.end(), [](const auto* a, const auto* b) {
+    if (a->originUs.has_value() != b->originUs.has_value()) return a->originUs.has_value();
+    return a->originUs.value_or(0) > b->originUs.value_or(0);
+  });
+  if (out.size() > limit) out.resize(limit);
+  return out;
+}
+
+std::string predictedOperationTitle(const PredictionSection& p, const PredictedOperation& op) {
+  std::string out = op.name;
+  if (!op.phase.empty()) out += " [" + op.phase + "]";
+  bool severalProcesses = std::any_of(p.operations.begin(), p.operations.end(),
+                                      [&](const auto& o) { return o.process != op.process; });
+  if (severalProcesses) out += " · process " + std::to_string(op.process);
+  return out;
+}
+
+std::string formatSpeedup(double speedup) {
+  if (!(speedup > 0)) return "n/a";
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%.2fx %s", speedup >= 1 ? speedup : 1 / speedup,
+                speedup >= 1 ? "faster" : "slower");
+  return buf;
+}
+
+std::string formatChange(double originUs, double predictedUs) {
+  if (!(originUs > 0)) return "n/a";
+  double pct = 100 * (predictedUs - originUs) / originUs;
+  // What rounds to 0.0% is no change: neither "+0.0%" nor "-0.0%".
+  return std::abs(pct) < 0.05 ? formatPct(0) : formatPct(pct, true);
+}
+
+std::string formatFactor(const std::optional<double>& factor) {
+  if (!factor) return "n/a";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2fx", *factor);
+  return buf;
+}
+
+std::string formatGamma(const std::optional<double>& gamma) {
+  if (!gamma) return "n/a";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f", *gamma);
+  return buf;
 }
 
 std::vector<std::string> transitionNames(const Analysis& analysis) {

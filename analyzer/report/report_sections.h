@@ -12,6 +12,9 @@
 namespace rlscope::report {
 
 inline constexpr std::size_t kTopKernels = 20;
+// Operations in the prediction's chart and table: enough to show where the time goes without
+// a long tail of operations the target barely changes.
+inline constexpr std::size_t kTopPredictedOperations = 10;
 
 inline constexpr const char* kPercentNote =
     "Percentages are of the process's traced time: the sum of its operations, \"(unannotated)\" "
@@ -28,6 +31,14 @@ inline constexpr const char* kLaunchNote =
 inline constexpr const char* kBiasNote =
     "Bias: corrected total against the measured time of the uninstrumented run; near 0% means "
     "the correction removed the profiler's overhead and nothing else.";
+
+inline constexpr const char* kPredictionNote =
+    "GPU x: predicted / origin time of the GPU work the operation launched. CPU-only and idle "
+    "time stay; GPU-only time and the CPU's waits in synchronizing calls scale; time when both "
+    "were busy becomes the longer of the CPU part and the scaled GPU part.";
+inline constexpr const char* kPredictorPointer =
+    "How each kernel is predicted (wave scaling, roofline gamma: 0 compute-bound .. 1 "
+    "memory-bound, peak throughput): docs/predictor.md.";
 
 struct OperationColumns {
   bool phase = false, instances = false, launchedGpu = false;
@@ -47,6 +58,31 @@ struct Item {
 std::vector<Item> idleItems(const GpuIdle& idle);
 std::vector<Item> launchItems(const LaunchStats& launch);
 std::vector<Item> correctionItems(const Correction& correction);
+
+// "Prediction on T4".
+std::string predictionTitle(const PredictionSection& prediction);
+// Empty when the prediction can be shown; otherwise why not, for "not available: ...".
+std::string predictionMissingReason(const PredictionSection& prediction);
+// Origin and target, the run, its GPU work, the share that waits on the GPU and the bound an
+// infinitely fast GPU gives.
+std::vector<Item> predictionItems(const PredictionSection& prediction);
+// Longest origin time first, over all processes.
+std::vector<const PredictedOperation*> topPredictedOperations(
+    const PredictionSection& prediction, std::size_t limit = kTopPredictedOperations);
+std::vector<const PredictedKernel*> topPredictedKernels(const PredictionSection& prediction,
+                                                        std::size_t limit = kTopKernels);
+// "inference [training]", with " · process 123" when the prediction has several processes.
+std::string predictedOperationTitle(const PredictionSection& prediction,
+                                    const PredictedOperation& op);
+// A ratio of times: "1.62x faster", "1.61x slower" (the verdict's way); "n/a" when not positive.
+std::string formatSpeedup(double speedup);
+// predicted against origin in percent of origin: "-35.0%", "+12.0%", "0.0%"; "n/a" without an
+// origin.
+std::string formatChange(double originUs, double predictedUs);
+// A scale factor as it is: "0.41x"; "n/a" when absent.
+std::string formatFactor(const std::optional<double>& factor);
+// A kernel's roofline gamma: "0.42"; "n/a" when absent.
+std::string formatGamma(const std::optional<double>& gamma);
 
 // Transition names over all operations, sorted.
 std::vector<std::string> transitionNames(const Analysis& analysis);

@@ -193,6 +193,61 @@ TEST_F(WhatIf, TheOriginComesFromTheTraceOrTheCaller) {
   EXPECT_THROW(matchTraceGpu(db, board), std::runtime_error);
 }
 
+TEST_F(WhatIf, GpuWorkRunningDuringAnOperationScalesIt) {
+  // "backward" on the main thread waits while a worker thread outside every operation launches
+  // its kernel (as autograd does); an NCCL kernel after it, kept on any GPU, sets a different
+  // run-wide ratio.
+  testing::TempDir other;
+  auto path2 = other / "autograd.sqlite";
+  constexpr std::int64_t kWorker = trace::globalTidOf(kPid, 43);
+  {
+    trace::TraceWriter w(path2);
+    w.addProcess({.globalPid = trace::globalPidOf(kPid), .pid = kPid, .name = "python"});
+    trace::GpuInfoRecord gpu;
+    gpu.name = "NVIDIA A100-SXM4-40GB";
+    w.addGpuInfo(gpu);
+    w.addOperation(
+        {.id = 1, .start = 0, .end = 10000, .globalTid = kMain, .nameId = w.intern("backward")});
+    auto api = [&](trace::TimeNs s, trace::TimeNs e, std::int64_t tid, const char* name,
+                   std::int64_t correlation) {
+      trace::ApiCallRecord r;
+      r.start = s;
+      r.end = e;
+      r.globalTid = tid;
+      r.correlationId = correlation;
+      r.nameId = w.intern(name);
+      w.addApiCall(trace::ApiKind::kRuntime, r);
+    };
+    api(0, 10000, kMain, "cudaStreamSynchronize", 1);
+    api(0, 100, kWorker, "cudaLaunchKernel", 2);
+    api(20000, 20100, kWorker, "cudaLaunchKernel", 3);
+    auto kernel = [&](trace::TimeNs s, trace::TimeNs e, std::int64_t correlation,
+                      const char* name) {
+      trace::KernelRecord k;
+      k.start = s;
+      k.end = e;
+      k.correlationId = correlation;
+      k.globalPid = trace::globalPidOf(kPid);
+      k.demangledName = w.intern(name);
+      k.gridX = 5400;
+      k.gridY = k.gridZ = k.blockY = k.blockZ = 1;
+      k.blockX = 256;
+      k.registersPerThread = 47;
+      w.addKernel(k);
+    };
+    kernel(100, 9100, 2, "elementwise_kernel");
+    kernel(20100, 40100, 3, "ncclKernel_AllReduce_RING_LL_Sum_float");
+    w.commit();
+  }
+  trace::TraceReader reader(path2);
+  RunPrediction p = predictRun(reader, db, db.get("H100"));
+  double factor = KernelPredictor(db.get("A100"), db.get("H100")).predict(theKernel(1), {}).timeNs;
+  const auto& backward = find(p, "backward");
+  EXPECT_NEAR(backward.gpuScale, factor, 1e-12);
+  EXPECT_DOUBLE_EQ(backward.gpuWaitNs, 9000);
+  EXPECT_NEAR(backward.predictedNs, 1000 + 9000 * factor, 1e-6);
+}
+
 TEST_F(WhatIf, KernelsWithoutLaunchConfigurationsAreNamedAndKept) {
   testing::TempDir other;
   auto bare = other / "no_grid.sqlite";
