@@ -27,57 +27,75 @@ const OperationPrediction& find(const RunPrediction& p, const std::string& name)
   throw std::runtime_error("no operation " + name);
 }
 
-// The memory-bound kernel of the trace below: 5400 blocks of 256 threads, 47 registers.
+// The memory-bound kernel of the traces below: 5400 blocks of 256 threads, 47 registers.
 KernelLaunch theKernel(double ns) {
   return {5400, {256, 47, 0, 0}, ns};
+}
+
+// Rows the constructed traces are made of: a Python process on an A100, operations, CPU
+// intervals, CUDA calls and kernels (`theKernel`'s launch configuration, or none with grid 0).
+void addProcessOnA100(trace::TraceWriter& w, bool withGpuInfo = true) {
+  w.addProcess({.globalPid = trace::globalPidOf(kPid), .pid = kPid, .name = "python"});
+  if (!withGpuInfo) return;
+  trace::GpuInfoRecord gpu;
+  gpu.name = "NVIDIA A100-SXM4-40GB";
+  gpu.computeMajor = 8;
+  gpu.smCount = 108;
+  w.addGpuInfo(gpu);
+}
+
+void addOperation(trace::TraceWriter& w, std::int64_t id, trace::TimeNs start, trace::TimeNs end,
+                  const char* name) {
+  w.addOperation(
+      {.id = id, .start = start, .end = end, .globalTid = kMain, .nameId = w.intern(name)});
+}
+
+void addCpu(trace::TraceWriter& w, trace::TimeNs start, trace::TimeNs end,
+            Category category = Category::kPython) {
+  w.addCpuInterval({.start = start, .end = end, .globalTid = kMain, .category = category});
+}
+
+void addApiCall(trace::TraceWriter& w, trace::TimeNs start, trace::TimeNs end, const char* name,
+                std::int64_t correlation, std::int64_t tid = kMain) {
+  trace::ApiCallRecord r;
+  r.start = start;
+  r.end = end;
+  r.globalTid = tid;
+  r.correlationId = correlation;
+  r.nameId = w.intern(name);
+  w.addApiCall(trace::ApiKind::kRuntime, r);
+}
+
+void addKernel(trace::TraceWriter& w, trace::TimeNs start, trace::TimeNs end,
+               std::int64_t correlation, const char* name, std::int64_t grid = 5400) {
+  trace::KernelRecord k;
+  k.start = start;
+  k.end = end;
+  k.correlationId = correlation;
+  k.globalPid = trace::globalPidOf(kPid);
+  k.demangledName = k.shortName = w.intern(name);
+  if (grid > 0) {
+    k.gridX = grid;
+    k.gridY = k.gridZ = k.blockY = k.blockZ = 1;
+    k.blockX = 256;
+    k.registersPerThread = 47;
+  }
+  w.addKernel(k);
 }
 
 // "train" [0, 10 µs): Python for 1 µs, a launch, then cudaDeviceSynchronize for the 8 µs its
 // kernel runs, then Python again; "rollout" [10, 20 µs): Python only. Recorded on an A100.
 void writeTrainingStep(const std::filesystem::path& path, bool withGpuInfo = true) {
   trace::TraceWriter w(path);
-  w.addProcess({.globalPid = trace::globalPidOf(kPid), .pid = kPid, .name = "python"});
-  if (withGpuInfo) {
-    trace::GpuInfoRecord gpu;
-    gpu.id = 0;
-    gpu.name = "NVIDIA A100-SXM4-40GB";
-    gpu.computeMajor = 8;
-    gpu.smCount = 108;
-    w.addGpuInfo(gpu);
-  }
-  auto cpu = [&](trace::TimeNs s, trace::TimeNs e) {
-    w.addCpuInterval({.start = s, .end = e, .globalTid = kMain, .category = Category::kPython});
-  };
-  auto op = [&](std::int64_t id, trace::TimeNs s, trace::TimeNs e, const char* name) {
-    w.addOperation({.id = id, .start = s, .end = e, .globalTid = kMain, .nameId = w.intern(name)});
-  };
-  auto api = [&](trace::TimeNs s, trace::TimeNs e, const char* name, std::int64_t correlation) {
-    trace::ApiCallRecord r;
-    r.start = s;
-    r.end = e;
-    r.globalTid = kMain;
-    r.correlationId = correlation;
-    r.nameId = w.intern(name);
-    w.addApiCall(trace::ApiKind::kRuntime, r);
-  };
-  op(1, 0, 10000, "train");
-  op(2, 10000, 20000, "rollout");
-  cpu(0, 1000);
-  api(1000, 1100, "cudaLaunchKernel", 7);
-  api(1100, 9100, "cudaDeviceSynchronize", 8);
-  cpu(9100, 10000);
-  cpu(10000, 20000);
-  trace::KernelRecord k;
-  k.start = 1100;
-  k.end = 9100;
-  k.correlationId = 7;
-  k.globalPid = trace::globalPidOf(kPid);
-  k.demangledName = k.shortName = w.intern("void at::native::vectorized_elementwise_kernel<4>");
-  k.gridX = 5400;
-  k.gridY = k.gridZ = k.blockY = k.blockZ = 1;
-  k.blockX = 256;
-  k.registersPerThread = 47;
-  w.addKernel(k);
+  addProcessOnA100(w, withGpuInfo);
+  addOperation(w, 1, 0, 10000, "train");
+  addOperation(w, 2, 10000, 20000, "rollout");
+  addCpu(w, 0, 1000);
+  addApiCall(w, 1000, 1100, "cudaLaunchKernel", 7);
+  addApiCall(w, 1100, 9100, "cudaDeviceSynchronize", 8);
+  addCpu(w, 9100, 10000);
+  addCpu(w, 10000, 20000);
+  addKernel(w, 1100, 9100, 7, "void at::native::vectorized_elementwise_kernel<4>");
   w.commit();
 }
 
@@ -132,23 +150,10 @@ TEST_F(WhatIf, ABusyCpuHidesAFasterGpu) {
   auto busy = other / "busy.sqlite";
   {
     trace::TraceWriter w(busy);
-    w.addProcess({.globalPid = trace::globalPidOf(kPid), .pid = kPid, .name = "python"});
-    trace::GpuInfoRecord gpu;
-    gpu.name = "NVIDIA A100-SXM4-40GB";
-    w.addGpuInfo(gpu);
-    w.addOperation(
-        {.id = 1, .start = 0, .end = 100000, .globalTid = kMain, .nameId = w.intern("simulate")});
-    w.addCpuInterval(
-        {.start = 0, .end = 100000, .globalTid = kMain, .category = Category::kSimulator});
-    trace::KernelRecord k;
-    k.start = 1000;
-    k.end = 3000;
-    k.correlationId = 1;
-    k.globalPid = trace::globalPidOf(kPid);
-    k.demangledName = w.intern("reduce_kernel");
-    k.gridX = k.gridY = k.gridZ = k.blockY = k.blockZ = 1;
-    k.blockX = 128;
-    w.addKernel(k);
+    addProcessOnA100(w);
+    addOperation(w, 1, 0, 100000, "simulate");
+    addCpu(w, 0, 100000, Category::kSimulator);
+    addKernel(w, 1000, 3000, 1, "reduce_kernel", /*grid=*/1);
     w.commit();
   }
   trace::TraceReader reader(busy);
@@ -202,41 +207,13 @@ TEST_F(WhatIf, GpuWorkRunningDuringAnOperationScalesIt) {
   constexpr std::int64_t kWorker = trace::globalTidOf(kPid, 43);
   {
     trace::TraceWriter w(path2);
-    w.addProcess({.globalPid = trace::globalPidOf(kPid), .pid = kPid, .name = "python"});
-    trace::GpuInfoRecord gpu;
-    gpu.name = "NVIDIA A100-SXM4-40GB";
-    w.addGpuInfo(gpu);
-    w.addOperation(
-        {.id = 1, .start = 0, .end = 10000, .globalTid = kMain, .nameId = w.intern("backward")});
-    auto api = [&](trace::TimeNs s, trace::TimeNs e, std::int64_t tid, const char* name,
-                   std::int64_t correlation) {
-      trace::ApiCallRecord r;
-      r.start = s;
-      r.end = e;
-      r.globalTid = tid;
-      r.correlationId = correlation;
-      r.nameId = w.intern(name);
-      w.addApiCall(trace::ApiKind::kRuntime, r);
-    };
-    api(0, 10000, kMain, "cudaStreamSynchronize", 1);
-    api(0, 100, kWorker, "cudaLaunchKernel", 2);
-    api(20000, 20100, kWorker, "cudaLaunchKernel", 3);
-    auto kernel = [&](trace::TimeNs s, trace::TimeNs e, std::int64_t correlation,
-                      const char* name) {
-      trace::KernelRecord k;
-      k.start = s;
-      k.end = e;
-      k.correlationId = correlation;
-      k.globalPid = trace::globalPidOf(kPid);
-      k.demangledName = w.intern(name);
-      k.gridX = 5400;
-      k.gridY = k.gridZ = k.blockY = k.blockZ = 1;
-      k.blockX = 256;
-      k.registersPerThread = 47;
-      w.addKernel(k);
-    };
-    kernel(100, 9100, 2, "elementwise_kernel");
-    kernel(20100, 40100, 3, "ncclKernel_AllReduce_RING_LL_Sum_float");
+    addProcessOnA100(w);
+    addOperation(w, 1, 0, 10000, "backward");
+    addApiCall(w, 0, 10000, "cudaStreamSynchronize", 1);
+    addApiCall(w, 0, 100, "cudaLaunchKernel", 2, kWorker);
+    addApiCall(w, 20000, 20100, "cudaLaunchKernel", 3, kWorker);
+    addKernel(w, 100, 9100, 2, "elementwise_kernel");
+    addKernel(w, 20100, 40100, 3, "ncclKernel_AllReduce_RING_LL_Sum_float");
     w.commit();
   }
   trace::TraceReader reader(path2);
@@ -253,17 +230,8 @@ TEST_F(WhatIf, KernelsWithoutLaunchConfigurationsAreNamedAndKept) {
   auto bare = other / "no_grid.sqlite";
   {
     trace::TraceWriter w(bare);
-    w.addProcess({.globalPid = trace::globalPidOf(kPid), .pid = kPid, .name = "python"});
-    trace::GpuInfoRecord gpu;
-    gpu.name = "NVIDIA A100-SXM4-40GB";
-    w.addGpuInfo(gpu);
-    trace::KernelRecord k;
-    k.start = 0;
-    k.end = 5000;
-    k.correlationId = 3;
-    k.globalPid = trace::globalPidOf(kPid);
-    k.demangledName = w.intern("mystery_kernel");  // no grid, block or registers recorded
-    w.addKernel(k);
+    addProcessOnA100(w);
+    addKernel(w, 0, 5000, 3, "mystery_kernel", /*grid=*/0);  // no grid, block or registers
     w.commit();
   }
   trace::TraceReader reader(bare);
