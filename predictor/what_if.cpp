@@ -97,101 +97,134 @@ int clampInt(std::int64_t v) {
   return static_cast<int>(std::clamp<std::int64_t>(v, 0, 1 << 30));
 }
 
-// Predicts every kernel, copy and memset; returns each one's predicted duration by run
-// correlation id, for the breakdown to add up per operation.
-std::unordered_map<std::int64_t, double> predictActivities(trace::TraceReader& reader,
-                                                           const DevicePredictors& predictors,
-                                                           RunPrediction& out) {
-  std::unordered_map<std::int64_t, double> byCorrelation;
-  std::unordered_map<LaunchKey, Factor, LaunchKeyHash> factors;
-  std::unordered_map<trace::StringId, KernelTraits> traits;
-  std::unordered_map<trace::StringId, KernelGroupPrediction> groups;
-  std::unordered_map<trace::StringId, double> longest;  // per group, its longest launch
-  std::uint64_t uncorrelated = 0;
-  auto record = [&](std::int64_t pid, std::int64_t correlation, double predicted) {
-    if (correlation)
-      byCorrelation[analysis::runCorrelation(pid, correlation)] = predicted;
-    else
-      ++uncorrelated;
-  };
+// Every kernel, copy and memset of a trace predicted, one at a time: each one's predicted
+// duration by run correlation id (for the breakdown to add up per operation), and the kernel
+// groups and GPU totals of the prediction.
+class ActivityPredictions {
+ public:
+  ActivityPredictions(trace::TraceReader& reader, const DevicePredictors& predictors,
+                      RunPrediction& out)
+      : reader_(reader), predictors_(predictors), out_(out) {}
 
-  trace::EventFilter all;
-  all.storageOrder = true;
-  reader.forEachKernel(all, [&](const trace::KernelRecord& r) {
+  void addKernel(const trace::KernelRecord& r) {
     trace::StringId nameId = r.demangledName != trace::kNoString ? r.demangledName : r.shortName;
-    auto [t, newName] = traits.try_emplace(nameId);
-    if (newName) t->second = classifyKernel(reader.string(nameId));
-    LaunchKey key{r.deviceId, nameId, 0, {}};
-    key.blocks = product(r.gridX, r.gridY, r.gridZ);
+    const Factor& f = factorOf(r, nameId);
+    double origin = static_cast<double>(r.end - r.start);
+    double predicted = origin * f.factor;
+    record(r.globalPid, r.correlationId, origin, predicted);
+    addToGroup(nameId, origin, predicted, f.prediction);
+    ++out_.kernelLaunches;
+  }
+
+  // Copies within a GPU and memsets stream through DRAM; copies to and from the host or another
+  // GPU are set by the interconnect, which the database does not model: they keep their time.
+  void addCopy(std::int64_t device, std::int64_t pid, std::int64_t correlation, double origin,
+               bool onDevice) {
+    double predicted = onDevice ? predictors_.of(device).predictDeviceCopyNs(origin) : origin;
+    record(pid, correlation, origin, predicted);
+  }
+
+  // The kernel groups into the prediction, longest first, with notes; the durations.
+  std::unordered_map<std::int64_t, double> finish() {
+    for (auto& [id, g] : groups_) {
+      out_.cannotPredict += g.cannotPredict;
+      out_.kernels.push_back(std::move(g));
+    }
+    std::sort(out_.kernels.begin(), out_.kernels.end(),
+              [](const auto& a, const auto& b) { return a.originNs > b.originNs; });
+    if (uncorrelated_)
+      out_.notes.push_back(std::to_string(uncorrelated_) +
+                           " GPU activities have no correlation id: operations count them at "
+                           "their origin time (the run's GPU totals include their prediction)");
+    if (out_.cannotPredict)
+      out_.notes.push_back(std::to_string(out_.cannotPredict) +
+                           " kernel launches cannot be predicted (see the kernels marked so) and "
+                           "keep their origin time");
+    return std::move(byCorrelation_);
+  }
+
+ private:
+  // Launches alike share one prediction (it is proportional to the origin time).
+  const Factor& factorOf(const trace::KernelRecord& r, trace::StringId nameId) {
+    LaunchKey key{r.deviceId, nameId, product(r.gridX, r.gridY, r.gridZ), {}};
     key.r.blockSize = clampInt(product(r.blockX, r.blockY, r.blockZ));
     if (r.gridX == 0 || r.blockX == 0) key.blocks = key.r.blockSize = 0;  // not recorded
     key.r.registersPerThread = clampInt(r.registersPerThread);
     key.r.staticSharedMemory = clampInt(r.staticSharedMemory);
     key.r.dynamicSharedMemory = clampInt(r.dynamicSharedMemory);
-    auto [f, newLaunch] = factors.try_emplace(key);
-    if (newLaunch) {
+    auto [f, added] = factors_.try_emplace(key);
+    if (added) {
       KernelLaunch unit{key.blocks, key.r, 1.0};
-      f->second.prediction = predictors.of(r.deviceId).predict(unit, t->second);
+      f->second.prediction = predictors_.of(r.deviceId).predict(unit, traitsOf(nameId));
       f->second.factor = f->second.prediction.timeNs;
     }
-    double origin = static_cast<double>(r.end - r.start);
-    double predicted = origin * f->second.factor;
-    record(r.globalPid, r.correlationId, predicted);
+    return f->second;
+  }
 
-    auto& g = groups[nameId];
+  const KernelTraits& traitsOf(trace::StringId nameId) {
+    auto [t, added] = traits_.try_emplace(nameId);
+    if (added) t->second = classifyKernel(reader_.string(nameId));
+    return t->second;
+  }
+
+  // A group's method, gamma and occupancies are those of its longest launch.
+  void addToGroup(trace::StringId nameId, double origin, double predicted,
+                  const KernelPrediction& p) {
+    auto& g = groups_[nameId];
     if (g.launches == 0) {
-      g.name = std::string(reader.string(nameId));
+      g.name = std::string(reader_.string(nameId));
       if (g.name.empty()) g.name = "(unnamed kernel)";
-      g.traits = t->second;
+      g.traits = traitsOf(nameId);
     }
     ++g.launches;
     g.originNs += origin;
     g.predictedNs += predicted;
-    const KernelPrediction& p = f->second.prediction;
     if (p.method == Method::kCannotPredict) ++g.cannotPredict;
-    if (double& l = longest[nameId]; origin >= l) {
-      l = origin;
+    if (double& longest = longest_[nameId]; origin >= longest) {
+      longest = origin;
       g.method = p.method;
       g.gamma = p.gamma;
       g.occupancyOrigin = p.occupancyOrigin;
       g.occupancyTarget = p.occupancyTarget;
     }
-    ++out.kernelLaunches;
-    out.gpuOriginNs += origin;
-    out.gpuPredictedNs += predicted;
-  });
-  // Copies within a GPU and memsets stream through DRAM; copies to and from the host or another
-  // GPU are set by the interconnect, which the database does not model: they keep their time.
-  auto copy = [&](std::int64_t device, std::int64_t pid, std::int64_t correlation, double origin,
-                  bool onDevice) {
-    double predicted = onDevice ? predictors.of(device).predictDeviceCopyNs(origin) : origin;
-    record(pid, correlation, predicted);
-    out.gpuOriginNs += origin;
-    out.gpuPredictedNs += predicted;
-  };
+  }
+
+  void record(std::int64_t pid, std::int64_t correlation, double origin, double predicted) {
+    if (correlation)
+      byCorrelation_[analysis::runCorrelation(pid, correlation)] = predicted;
+    else
+      ++uncorrelated_;
+    out_.gpuOriginNs += origin;
+    out_.gpuPredictedNs += predicted;
+  }
+
+  trace::TraceReader& reader_;
+  const DevicePredictors& predictors_;
+  RunPrediction& out_;
+  std::unordered_map<std::int64_t, double> byCorrelation_;
+  std::unordered_map<LaunchKey, Factor, LaunchKeyHash> factors_;
+  std::unordered_map<trace::StringId, KernelTraits> traits_;
+  std::unordered_map<trace::StringId, KernelGroupPrediction> groups_;
+  std::unordered_map<trace::StringId, double> longest_;
+  std::uint64_t uncorrelated_ = 0;
+};
+
+std::unordered_map<std::int64_t, double> predictActivities(trace::TraceReader& reader,
+                                                           const DevicePredictors& predictors,
+                                                           RunPrediction& out) {
+  ActivityPredictions predictions(reader, predictors, out);
+  trace::EventFilter all;
+  all.storageOrder = true;
+  reader.forEachKernel(all, [&](const trace::KernelRecord& r) { predictions.addKernel(r); });
   reader.forEachMemcpy(all, [&](const trace::MemcpyRecord& r) {
-    copy(r.deviceId, r.globalPid, r.correlationId, static_cast<double>(r.end - r.start),
-         r.copyKind == kCopyDeviceToDevice);
+    predictions.addCopy(r.deviceId, r.globalPid, r.correlationId,
+                        static_cast<double>(r.end - r.start), r.copyKind == kCopyDeviceToDevice);
   });
   reader.forEachMemset(all, [&](const trace::MemsetRecord& r) {
-    copy(r.deviceId, r.globalPid, r.correlationId, static_cast<double>(r.end - r.start), true);
+    predictions.addCopy(r.deviceId, r.globalPid, r.correlationId,
+                        static_cast<double>(r.end - r.start), true);
   });
-
-  for (auto& [id, g] : groups) {
-    out.cannotPredict += g.cannotPredict;
-    out.kernels.push_back(std::move(g));
-  }
-  std::sort(out.kernels.begin(), out.kernels.end(),
-            [](const auto& a, const auto& b) { return a.originNs > b.originNs; });
-  if (uncorrelated)
-    out.notes.push_back(std::to_string(uncorrelated) +
-                        " GPU activities have no correlation id: operations count them at their "
-                        "origin time (the run's GPU totals include their prediction)");
-  if (out.cannotPredict)
-    out.notes.push_back(std::to_string(out.cannotPredict) +
-                        " kernel launches cannot be predicted (see the kernels marked so) and "
-                        "keep their origin time");
-  return byCorrelation;
+  return predictions.finish();
 }
 
 // One operation on the target: CPU-only and idle time stay; GPU-only time and the CPU's waits
