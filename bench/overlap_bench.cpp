@@ -2,9 +2,21 @@
 // RL-shaped process: operations per iteration (inference, simulation, backpropagation nested in
 // a training loop), Python / Backend / Simulator slices alternating inside them on the CPU, and
 // kernels on two streams overlapping the CPU work.
+//
+// The category intervals listed three ways: BM_Overlap in start order (one thread's trace: read
+// as they are), BM_OverlapPerCategory one category after the other (five runs in start order:
+// merged), BM_OverlapShuffled in random order (sorted, the engine's slow path). Counters: events;
+// peak_rss_MiB = how far the process's peak resident set rose above its resident set before the
+// call (freed memory handed back and the peak reset through /proc/self/clear_refs first, where
+// the kernel allows it): the engine's own memory, the input being resident already.
 #include <benchmark/benchmark.h>
+#include <malloc.h>
 
+#include <algorithm>
+#include <cstdint>
+#include <fstream>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "overlap.h"
@@ -23,6 +35,9 @@ struct Synthetic {
 // About `events` intervals in all: 3 % operations, the rest category intervals.
 Synthetic makeTrace(std::size_t events) {
   Synthetic s;
+  // Reserved up front so that growing the vectors does not leave a peak above the input's size.
+  s.categories.reserve(events + 100);
+  s.operations.reserve(events / 30 + 10);
   std::mt19937_64 rng(42);
   std::uniform_int_distribution<TimeNs> slice(200, 3000), kernel(1000, 20000);
   TimeNs t = 0;
@@ -46,17 +61,77 @@ Synthetic makeTrace(std::size_t events) {
   return s;
 }
 
-void BM_Overlap(benchmark::State& state) {
-  Synthetic s = makeTrace(static_cast<std::size_t>(state.range(0)));
+// Category intervals grouped by category, each category's in start order.
+Synthetic perCategory(Synthetic s) {
+  std::stable_sort(s.categories.begin(), s.categories.end(),
+                   [](const auto& x, const auto& y) { return x.category < y.category; });
+  return s;
+}
+
+// Category intervals in random order (operations keep theirs: their listing order is meaningful).
+Synthetic shuffled(Synthetic s) {
+  std::shuffle(s.categories.begin(), s.categories.end(), std::mt19937_64(7));
+  return s;
+}
+
+// A field of /proc/self/status in KiB ("VmHWM", "VmRSS"); 0 when unavailable.
+std::int64_t procStatusKiB(const std::string& field) {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind(field + ":", 0) == 0) return std::stoll(line.substr(field.size() + 1));
+  }
+  return 0;
+}
+
+// Resets VmHWM to the current RSS (Linux >= 4.0); harmless where not permitted.
+void resetPeakRss() {
+  std::ofstream clear("/proc/self/clear_refs");
+  if (clear) clear << "5";
+}
+
+void runOverlap(benchmark::State& state, const Synthetic& s) {
   std::size_t events = s.categories.size() + s.operations.size();
+  std::int64_t peakKiB = 0;
   for (auto _ : state) {
+    state.PauseTiming();
+    malloc_trim(0);  // else memory freed by the last iteration hides this one's peak
+    resetPeakRss();
+    const std::int64_t rssBefore = procStatusKiB("VmRSS");
+    state.ResumeTiming();
     auto r = rlscope::analysis::computeOverlap(s.categories, s.operations);
     benchmark::DoNotOptimize(r.cells.data());
+    state.PauseTiming();
+    peakKiB = std::max(peakKiB, procStatusKiB("VmHWM") - rssBefore);
+    state.ResumeTiming();
   }
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * events));
   state.counters["events"] = static_cast<double>(events);
+  state.counters["peak_rss_MiB"] = static_cast<double>(peakKiB) / 1024.0;
+}
+
+void BM_Overlap(benchmark::State& state) {
+  runOverlap(state, makeTrace(static_cast<std::size_t>(state.range(0))));
 }
 BENCHMARK(BM_Overlap)->Arg(100'000)->Arg(10'000'000)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_OverlapPerCategory(benchmark::State& state) {
+  runOverlap(state, perCategory(makeTrace(static_cast<std::size_t>(state.range(0)))));
+}
+BENCHMARK(BM_OverlapPerCategory)
+    ->Arg(100'000)
+    ->Arg(10'000'000)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+void BM_OverlapShuffled(benchmark::State& state) {
+  runOverlap(state, shuffled(makeTrace(static_cast<std::size_t>(state.range(0)))));
+}
+BENCHMARK(BM_OverlapShuffled)
+    ->Arg(100'000)
+    ->Arg(10'000'000)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 }  // namespace
 

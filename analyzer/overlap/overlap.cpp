@@ -1,6 +1,9 @@
 #include "overlap.h"
 
 #include <algorithm>
+#include <limits>
+#include <optional>
+#include <queue>
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
@@ -9,23 +12,11 @@ namespace rlscope::analysis {
 
 namespace {
 
-// One boundary of the sweep, 16 bytes: `key` orders the sweep (the time since the first
-// boundary, then the kind: ends before starts at one instant); `what` packs the kind in its low
-// two bits, the category or operation index above them, and an operation's listing serial on top.
-struct Boundary {
-  std::uint64_t key;
-  std::uint64_t what;
-};
+constexpr TimeNs kNever = std::numeric_limits<TimeNs>::max();  // later than any start
 
-enum Kind : std::uint64_t {
-  kCategoryEnd = 0,
-  kOperationEnd = 1,
-  kCategoryStart = 2,
-  kOperationStart = 3
-};
-
-constexpr std::uint64_t pack(Kind kind, std::uint64_t index, std::uint64_t serial = 0) {
-  return (serial << 34) | (index << 2) | kind;
+template <class Interval>
+bool isEmpty(const Interval& i) {
+  return i.end == i.start;
 }
 
 // A map from 64-bit keys to values, open addressing with linear probing: the sweep looks one up
@@ -80,6 +71,38 @@ class FlatMap {
   std::size_t size_ = 0;
 };
 
+// Stable LSD radix sort on keyOf(record), 11 bits a pass, skipping passes whose digit is the same
+// in every key (the high bits of times within a chunk, of operation indices): a few linear passes
+// instead of a comparison sort of millions of records. `scratch` is the second buffer the passes
+// alternate with, kept by the caller so that repeated sorts reuse its pages.
+template <class Record, class KeyOf>
+void sortByKey(std::vector<Record>& records, std::vector<Record>& scratch, KeyOf keyOf) {
+  constexpr int kBits = 11;  // 2048 buckets: the counts and write heads stay in cache
+  constexpr std::size_t kBuckets = std::size_t{1} << kBits;
+  std::uint64_t ones = 0, zeros = 0;  // the bits set in some key, and those clear in some key
+  for (const Record& r : records) {
+    ones |= keyOf(r);
+    zeros |= ~keyOf(r);
+  }
+  scratch.resize(records.size());
+  std::vector<std::size_t> count(kBuckets);
+  for (int shift = 0; shift < 64; shift += kBits) {
+    // A digit that is the same everywhere (all ones or all zeros in every key) sorts nothing.
+    std::uint64_t mask = (kBuckets - 1) << shift;
+    if ((ones & mask) == 0 || (zeros & mask) == 0) continue;
+    std::fill(count.begin(), count.end(), 0);
+    for (const Record& r : records) ++count[(keyOf(r) >> shift) & (kBuckets - 1)];
+    std::size_t sum = 0;
+    for (auto& c : count) {
+      std::size_t n = c;
+      c = sum;
+      sum += n;
+    }
+    for (const Record& r : records) scratch[count[(keyOf(r) >> shift) & (kBuckets - 1)]++] = r;
+    records.swap(scratch);
+  }
+}
+
 // Time per (operation, set). The owner changes only at operation boundaries while the set
 // changes every slice, so the current owner's times are kept in a small array indexed by set and
 // written out as cells when the owner changes; an owner that comes back (an outer operation after
@@ -96,20 +119,18 @@ class OwnerTimes {
   // The cells, sorted by operation then set, each (operation, set) once.
   std::vector<OverlapResult::Cell> cells() {
     flush(owner_);
-    auto before = [](const auto& x, const auto& y) {
-      return x.operation != y.operation ? x.operation < y.operation : x.set < y.set;
-    };
-    // Operations numbered in start order leave the cells nearly sorted already.
-    if (!std::is_sorted(cells_.begin(), cells_.end(), before))
-      std::sort(cells_.begin(), cells_.end(), before);
-    std::vector<OverlapResult::Cell> out;
+    sortCells();
+    // Equal cells are adjacent now: combined in place.
+    std::size_t n = 0;
     for (const auto& c : cells_) {
-      if (!out.empty() && out.back().operation == c.operation && out.back().set == c.set)
-        out.back().time += c.time;
+      if (n > 0 && cells_[n - 1].operation == c.operation && cells_[n - 1].set == c.set)
+        cells_[n - 1].time += c.time;
       else
-        out.push_back(c);
+        cells_[n++] = c;
     }
-    return out;
+    cells_.resize(n);
+    cells_.shrink_to_fit();
+    return std::move(cells_);
   }
 
  private:
@@ -120,6 +141,18 @@ class OwnerTimes {
     }
     touched_.clear();
     owner_ = next;
+  }
+
+  // By operation then set. A trace's millions of operation instances give millions of cells,
+  // which a comparison sort took a tenth of the engine's time to order.
+  void sortCells() {
+    auto key = [](const OverlapResult::Cell& c) {
+      return (std::uint64_t{c.operation} << 32) | c.set;
+    };
+    auto before = [&](const auto& x, const auto& y) { return key(x) < key(y); };
+    if (std::is_sorted(cells_.begin(), cells_.end(), before)) return;
+    std::vector<OverlapResult::Cell> scratch;
+    sortByKey(cells_, scratch, key);
   }
 
   std::uint32_t owner_ = kUnannotated;
@@ -225,55 +258,292 @@ class SetTable {
 // Ended operations are dropped lazily when they reach the back.
 class ActiveOperations {
  public:
-  void start(std::uint64_t serial, std::uint32_t operation) {
-    if (serial >= ended_.size()) ended_.resize(serial + 1, false);
-    stack_.push_back({serial, operation});
+  // Returns the ticket that ends this instance.
+  std::uint64_t start(std::uint32_t operation) {
+    std::uint64_t ticket = ended_.size();
+    ended_.push_back(false);
+    stack_.push_back({ticket, operation});
+    return ticket;
   }
-  void end(std::uint64_t serial) {
-    ended_[serial] = true;
-    while (!stack_.empty() && ended_[stack_.back().serial]) stack_.pop_back();
+  void end(std::uint64_t ticket) {
+    ended_[ticket] = true;
+    while (!stack_.empty() && ended_[stack_.back().ticket]) stack_.pop_back();
   }
   std::uint32_t owner() const { return stack_.empty() ? kUnannotated : stack_.back().operation; }
 
  private:
   struct Entry {
-    std::uint64_t serial;
+    std::uint64_t ticket;
     std::uint32_t operation;
   };
   std::vector<Entry> stack_;
   std::vector<bool> ended_;
 };
 
-// Stable LSD radix sort on `key`, 11 bits a pass, skipping passes whose digit is the same in
-// every key (the high bits of times within one run): a few linear passes instead of a
-// comparison sort of tens of millions of boundaries. Stable, so boundaries with equal keys keep
-// the order they were listed in (operations starting together: parents first).
-void sortByKey(std::vector<Boundary>& b) {
-  constexpr int kBits = 11;  // 2048 buckets: the counts and write heads stay in cache
-  constexpr std::size_t kBuckets = std::size_t{1} << kBits;
-  std::uint64_t all = 0, any = 0;
-  for (const auto& x : b) {
-    all |= x.key;
-    any |= ~x.key;
-  }
-  std::vector<Boundary> tmp(b.size());
-  std::vector<std::size_t> count(kBuckets);
-  for (int shift = 0; shift < 64; shift += kBits) {
-    // A digit that is the same everywhere (all ones or all zeros in every key) sorts nothing.
-    std::uint64_t mask = (kBuckets - 1) << shift;
-    if ((all & mask) == 0 || (any & mask) == 0) continue;
-    std::fill(count.begin(), count.end(), 0);
-    for (const auto& x : b) ++count[(x.key >> shift) & (kBuckets - 1)];
-    std::size_t sum = 0;
-    for (auto& c : count) {
-      std::size_t n = c;
-      c = sum;
-      sum += n;
+// The non-empty intervals of one array in start order, and in listing order among equal starts
+// (the operations' nesting rule), a batch at a time. A trace lists its intervals mostly in start
+// order already: in storage order, a thread's or a stream's rows come in runs in start order,
+// the runs of a few threads interleaved. So an array in order is its own batch, one made of runs
+// of which few are open at once is merged, and only the others are sorted, a chunk of time at a
+// time so that the memory stays bounded.
+template <class Interval>
+class StartOrder {
+ public:
+  // `chunk`: at most this many intervals are sorted at a time (where sorting is needed).
+  StartOrder(std::span<const Interval> in, TimeNs origin, TimeNs last, std::size_t chunk)
+      : in_(in), origin_(origin) {
+    // A merge holds 24 bytes a run: up to twice `chunk` runs, it holds no more than the sort.
+    std::size_t most = std::max<std::size_t>(1, std::min(2 * chunk, in_.size() / kMinRunLength));
+    std::optional<std::vector<Run>> runs = mergeableRuns(most, last - origin);
+    if (runs && runs->size() <= 1) {
+      batch_ = in_;
+    } else if (runs) {
+      runs_ = std::move(*runs);
+      std::make_heap(runs_.begin(), runs_.end(), later);
+      buffer_.reserve(kMergeBatch);
+    } else {
+      planChunks(last, chunk);
     }
-    for (const auto& x : b) tmp[count[(x.key >> shift) & (kBuckets - 1)]++] = x;
-    b.swap(tmp);
+    skipEmpty();
   }
-}
+
+  // The start of the next interval; kNever after the last.
+  TimeNs nextStart() const { return next_ < batch_.size() ? batch_[next_].start : kNever; }
+  const Interval& front() const { return batch_[next_]; }
+  void pop() {
+    ++next_;
+    skipEmpty();
+  }
+
+ private:
+  // Merging costs a heap descent per interval, as deep as the runs open at once: past about this
+  // many finely interleaved runs, sorting was as fast (measured), though merging holds no buffers.
+  static constexpr double kMaxOpenRuns = 64;
+  // Each run also costs a descent through all the runs when it ends: runs of single intervals
+  // (starts in decreasing order) would make the merge a heap sort.
+  static constexpr std::size_t kMinRunLength = 2;
+  static constexpr std::size_t kMergeBatch = 4096;
+
+  // A run of non-decreasing starts, for the k-way merge: a min-heap of the runs' next intervals,
+  // by start then position (a run listed earlier goes first among equal starts).
+  struct Run {
+    TimeNs start;         // of its next interval
+    std::size_t at, end;  // its next interval, and its end
+  };
+  static bool later(const Run& x, const Run& y) {
+    return x.start != y.start ? x.start > y.start : x.at > y.at;
+  }
+
+  // The runs, if merging them is worth it: at most `most`, on average at most kMaxOpenRuns open
+  // at once (the runs' spans of starts summed, over `time`). Empty intervals break no run: they
+  // are skipped anyway. Gives up as soon as merging is not worth it, so that an array in random
+  // order costs a short look only.
+  std::optional<std::vector<Run>> mergeableRuns(std::size_t most, TimeNs time) const {
+    std::vector<Run> runs;
+    std::size_t first = nonEmptyFrom(0, in_.size());
+    if (first == in_.size()) return runs;
+    runs.push_back({in_[first].start, first, in_.size()});
+    TimeNs previous = in_[first].start;
+    double open = 0;
+    auto close = [&] {  // the last run ends after `previous`
+      open += static_cast<double>(previous - runs.back().start) / static_cast<double>(time);
+      return open <= kMaxOpenRuns;
+    };
+    for (std::size_t i = first; i < in_.size(); ++i) {
+      if (isEmpty(in_[i])) continue;
+      if (in_[i].start < previous) {
+        runs.back().end = i;
+        if (!close() || runs.size() == most) return std::nullopt;
+        runs.push_back({in_[i].start, i, in_.size()});
+      }
+      previous = in_[i].start;
+    }
+    if (!close()) return std::nullopt;
+    return runs;
+  }
+
+  // Moves past empty intervals, to the next batch when this one is used up.
+  void skipEmpty() {
+    for (;;) {
+      while (next_ < batch_.size() && isEmpty(batch_[next_])) ++next_;
+      if (next_ < batch_.size() || !refill()) return;
+    }
+  }
+
+  // The next batch; false when there is none.
+  bool refill() {
+    if (!runs_.empty()) {
+      mergeBatch();
+    } else if (chunk_ < chunkEnds_.size()) {
+      sortChunk();
+    } else {
+      return false;
+    }
+    batch_ = buffer_;
+    next_ = 0;
+    return true;
+  }
+
+  // The first non-empty interval in [at, end), else end: an empty one's start may be out of
+  // order, and must not place its run in the heap.
+  std::size_t nonEmptyFrom(std::size_t at, std::size_t end) const {
+    while (at < end && isEmpty(in_[at])) ++at;
+    return at;
+  }
+
+  void mergeBatch() {
+    buffer_.clear();
+    while (buffer_.size() < kMergeBatch && !runs_.empty()) {
+      Run& r = runs_.front();
+      buffer_.push_back(in_[r.at]);
+      r.at = nonEmptyFrom(r.at + 1, r.end);
+      if (r.at == r.end) {
+        std::pop_heap(runs_.begin(), runs_.end(), later);
+        runs_.pop_back();
+      } else {
+        r.start = in_[r.at].start;
+        sinkTop();
+      }
+    }
+  }
+
+  // Restores the heap after the top run moved on. A run usually stays on top for a while (a
+  // thread's buffer, a burst of kernels): one or two comparisons then, where popping and pushing
+  // would go through the whole heap.
+  void sinkTop() {
+    Run top = runs_.front();
+    std::size_t i = 0;
+    for (std::size_t child = 1; child < runs_.size(); child = 2 * i + 1) {
+      if (child + 1 < runs_.size() && later(runs_[child], runs_[child + 1])) ++child;
+      if (!later(top, runs_[child])) break;
+      runs_[i] = runs_[child];
+      i = child;
+    }
+    runs_[i] = top;
+  }
+
+  std::uint64_t since(TimeNs t) const { return static_cast<std::uint64_t>(t - origin_); }
+
+  // Chunks of time holding at most `chunk` starts each (or one slot's, where a single slot holds
+  // more), from a histogram of the starts over kSlots equal slices of time.
+  void planChunks(TimeNs last, std::size_t chunk) {
+    constexpr std::size_t kSlots = 4096;
+    int shift = 0;
+    while ((since(last) >> shift) >= kSlots) ++shift;
+    std::vector<std::size_t> slots(kSlots);
+    for (const Interval& i : in_)
+      if (!isEmpty(i)) ++slots[since(i.start) >> shift];
+    std::size_t inChunk = 0, largest = 0;
+    for (std::size_t s = 0; s < kSlots; ++s) {
+      if (inChunk > 0 && inChunk + slots[s] > chunk) {
+        chunkEnds_.push_back(static_cast<std::uint64_t>(s) << shift);
+        largest = std::max(largest, inChunk);
+        inChunk = 0;
+      }
+      inChunk += slots[s];
+    }
+    chunkEnds_.push_back(since(last) + 1);
+    buffer_.reserve(std::max(largest, inChunk));
+  }
+
+  // The next chunk's intervals in the input's order, then sorted by start: stably, so that
+  // operations starting together keep their listing order.
+  void sortChunk() {
+    std::uint64_t from = chunk_ > 0 ? chunkEnds_[chunk_ - 1] : 0, to = chunkEnds_[chunk_];
+    ++chunk_;
+    buffer_.clear();
+    for (const Interval& i : in_)
+      if (!isEmpty(i) && since(i.start) >= from && since(i.start) < to) buffer_.push_back(i);
+    sortByKey(buffer_, scratch_, [&](const Interval& i) { return since(i.start); });
+  }
+
+  std::span<const Interval> in_;
+  TimeNs origin_;
+  std::span<const Interval> batch_;  // the input itself, or buffer_
+  std::size_t next_ = 0;
+  std::vector<Interval> buffer_, scratch_;
+  std::vector<Run> runs_;                 // the merge's heap
+  std::vector<std::uint64_t> chunkEnds_;  // exclusive, in time since origin
+  std::size_t chunk_ = 0;
+};
+
+// One sweep over the boundaries in time order. Starts come from the callers' arrays in start
+// order; the ends of the intervals started wait in a min-heap, as many as are open at once, so
+// that ends, which a trace does not hold in order, are never sorted. Boundaries at one instant may
+// go in any order but for operation starts (listing order: inner operations last), since time
+// passes only between instants.
+class Sweep {
+ public:
+  explicit Sweep(TimeNs first) : previous_(first) {}
+
+  void start(const CategoryInterval& c) {
+    endUpTo(c.start);
+    passTo(c.start);
+    active_.add(c.category);
+    ++activeCount_;
+    setChanged_ = true;
+    ends_.push({c.end, std::uint64_t{c.category} << 1});
+  }
+
+  void start(const OperationSpan& o) {
+    endUpTo(o.start);
+    passTo(o.start);
+    ends_.push({o.end, (ops_.start(o.operation) << 1) | 1});
+  }
+
+  // Ends what is still open, and hands out the sets and cells.
+  void finish(OverlapResult& r) {
+    endUpTo(kNever);
+    r.sets = sets_.release();
+    r.cells = time_.cells();
+  }
+
+ private:
+  struct End {
+    TimeNs time;
+    std::uint64_t what;  // a category << 1, or an operation's ticket << 1 | 1
+  };
+  struct Later {
+    bool operator()(const End& x, const End& y) const { return x.time > y.time; }
+  };
+
+  void endUpTo(TimeNs t) {
+    while (!ends_.empty() && ends_.top().time <= t) {
+      End e = ends_.top();
+      ends_.pop();
+      passTo(e.time);
+      if (e.what & 1) {
+        ops_.end(e.what >> 1);
+      } else {
+        active_.remove(static_cast<std::uint32_t>(e.what >> 1));
+        --activeCount_;
+        setChanged_ = true;
+      }
+    }
+  }
+
+  // Gives the time since the previous boundary to the owner and the set active then.
+  void passTo(TimeNs now) {
+    if (now <= previous_) return;
+    if (setChanged_) {  // looked up when time passes, not per boundary
+      set_ = sets_.idOf(active_);
+      setChanged_ = false;
+    }
+    std::uint32_t owner = ops_.owner();
+    if (owner != kUnannotated || activeCount_ > 0) time_.add(owner, set_, now - previous_);
+    previous_ = now;
+  }
+
+  ActiveCategories active_;
+  ActiveOperations ops_;
+  SetTable sets_;
+  OwnerTimes time_;
+  std::priority_queue<End, std::vector<End>, Later> ends_;
+  std::uint32_t set_ = 0;
+  bool setChanged_ = false;
+  TimeNs previous_;
+  std::size_t activeCount_ = 0;
+};
 
 template <class Interval>
 void check(const Interval& i, const char* what) {
@@ -282,146 +552,77 @@ void check(const Interval& i, const char* what) {
                                 std::to_string(i.start) + " > " + std::to_string(i.end) + ")");
 }
 
+// The first and last boundary, and how many non-empty intervals each array has.
+struct Extent {
+  TimeNs first = 0, last = 0;
+  std::size_t categories = 0, operations = 0;
+};
+
+Extent extentOf(std::span<const CategoryInterval> categories,
+                std::span<const OperationSpan> operations) {
+  Extent e;
+  auto extend = [&](TimeNs start, TimeNs end) {
+    if (e.categories + e.operations == 0 || start < e.first) e.first = start;
+    if (e.categories + e.operations == 0 || end > e.last) e.last = end;
+  };
+  for (const auto& c : categories) {
+    check(c, "category");
+    if (isEmpty(c)) continue;
+    extend(c.start, c.end);
+    ++e.categories;
+  }
+  for (const auto& o : operations) {
+    check(o, "operation");
+    if (isEmpty(o)) continue;
+    extend(o.start, o.end);
+    ++e.operations;
+  }
+  return e;
+}
+
+// Feeds the sweep every non-empty interval in start order. The orders' buffers are gone when
+// this returns, before the cells are sorted.
+void sweepInStartOrder(Sweep& sweep, std::span<const CategoryInterval> categories,
+                       std::span<const OperationSpan> operations, const Extent& e) {
+  std::size_t intervals = e.categories + e.operations;
+  // Where an array must be sorted, it is a chunk of time at a time: all of it at once (twice
+  // over for the sort) would take several times the memory of the intervals themselves. The two
+  // arrays share kChunk in proportion to their sizes, so that both sorting at once hold no more.
+  constexpr std::size_t kChunk = std::size_t{1} << 21;  // 24 bytes each: 48 MiB, twice over
+  auto share = [&](std::size_t n) { return std::max<std::size_t>(1, kChunk * n / intervals); };
+  StartOrder<CategoryInterval> categoryStarts(categories, e.first, e.last, share(e.categories));
+  StartOrder<OperationSpan> operationStarts(operations, e.first, e.last, share(e.operations));
+
+  for (;;) {
+    TimeNs c = categoryStarts.nextStart(), o = operationStarts.nextStart();
+    if (c == kNever && o == kNever) break;
+    if (c <= o) {
+      sweep.start(categoryStarts.front());
+      categoryStarts.pop();
+    } else {
+      sweep.start(operationStarts.front());
+      operationStarts.pop();
+    }
+  }
+}
+
 }  // namespace
 
 OverlapResult computeOverlap(std::span<const CategoryInterval> categories,
                              std::span<const OperationSpan> operations) {
-  constexpr std::uint64_t kMaxIndex = (std::uint64_t{1} << 32) - 1;
-  TimeNs origin = 0, last = 0;
-  bool found = false;
-  std::size_t boundaries = 0;
-  auto extend = [&](TimeNs start, TimeNs end) {
-    if (end == start) return;
-    if (!found || start < origin) origin = start;
-    if (!found || end > last) last = end;
-    found = true;
-    boundaries += 2;
-  };
-  for (const auto& c : categories) {
-    check(c, "category");
-    extend(c.start, c.end);
-  }
-  for (const auto& o : operations) {
-    check(o, "operation");
-    extend(o.start, o.end);
-  }
+  Extent e = extentOf(categories, operations);
   OverlapResult r;
-  if (!found) return r;
-  if (static_cast<std::uint64_t>(last - origin) >= (std::uint64_t{1} << 62))
+  std::size_t intervals = e.categories + e.operations;
+  if (intervals == 0) return r;
+  if (static_cast<std::uint64_t>(e.last - e.first) >= (std::uint64_t{1} << 62))
     throw std::invalid_argument("intervals span more than 2^62 ns");
-  r.boundaries = boundaries;
-  r.start = origin;  // the earliest start: ends come after their starts
-  r.end = last;
+  r.boundaries = 2 * intervals;
+  r.start = e.first;  // the earliest start: ends come after their starts
+  r.end = e.last;
 
-  // The boundaries are sorted and swept a chunk of time at a time, each chunk holding about
-  // kChunkBoundaries: all of them at once (16 bytes each, twice over for the sort, two per
-  // interval) would take several times the memory of the intervals themselves. A chunk lists its
-  // boundaries in the same relative order as the whole list would, so the stable sort puts
-  // every boundary where one sort of all of them would have.
-  constexpr std::size_t kChunkBoundaries = std::size_t{1} << 22;  // 64 MiB, twice over
-  auto since = [&](TimeNs t) { return static_cast<std::uint64_t>(t - origin); };
-  std::vector<std::uint64_t> chunkEnds;  // exclusive ends, in time since origin
-  std::size_t largestChunk = boundaries;
-  if (boundaries <= kChunkBoundaries) {
-    chunkEnds.push_back(since(last) + 1);
-  } else {
-    largestChunk = 0;
-    // Chunk limits from a histogram of the boundaries over kSlots equal slices of time.
-    constexpr std::size_t kSlots = 4096;
-    int shift = 0;
-    while ((since(last) >> shift) >= kSlots) ++shift;
-    std::vector<std::size_t> slots(kSlots);
-    auto count = [&](TimeNs start, TimeNs end) {
-      if (end == start) return;
-      ++slots[since(start) >> shift];
-      ++slots[since(end) >> shift];
-    };
-    for (const auto& c : categories) count(c.start, c.end);
-    for (const auto& o : operations) count(o.start, o.end);
-    std::size_t inChunk = 0;
-    for (std::size_t i = 0; i < kSlots; ++i) {
-      inChunk += slots[i];
-      if (inChunk >= kChunkBoundaries || i + 1 == kSlots) {
-        chunkEnds.push_back(static_cast<std::uint64_t>(i + 1) << shift);
-        largestChunk = std::max(largestChunk, inChunk);
-        inChunk = 0;
-      }
-    }
-  }
-
-  ActiveCategories active;
-  ActiveOperations ops;
-  SetTable sets;
-  std::uint32_t set = 0;
-  bool setChanged = false;  // the set's id is looked up when time next passes, not per boundary
-  OwnerTimes time;
-  TimeNs previous = r.start;
-  std::size_t activeCount = 0;
-  std::vector<Boundary> b;
-  b.reserve(largestChunk);
-  std::uint64_t chunkStart = 0;
-  for (std::uint64_t chunkEnd : chunkEnds) {
-    // This chunk's boundaries. Keys: the time since the first boundary, then the kind (ends
-    // sort before starts).
-    b.clear();
-    auto add = [&](TimeNs t, Kind kind, std::uint64_t what) {
-      std::uint64_t s = since(t);
-      if (s >= chunkStart && s < chunkEnd) b.push_back({(s << 2) | (kind >> 1), what});
-    };
-    for (const auto& c : categories) {
-      if (c.end == c.start) continue;
-      add(c.start, kCategoryStart, pack(kCategoryStart, c.category));
-      add(c.end, kCategoryEnd, pack(kCategoryEnd, c.category));
-    }
-    std::uint64_t serial = 0;
-    for (const auto& o : operations) {
-      if (o.end == o.start) continue;
-      // The serial identifies the operation in the active stack; listed later and starting
-      // together means inside (the stable sort keeps the listing order).
-      add(o.start, kOperationStart, pack(kOperationStart, o.operation, serial));
-      add(o.end, kOperationEnd, pack(kOperationEnd, o.operation, serial));
-      ++serial;
-    }
-    chunkStart = chunkEnd;
-    static_assert(kMaxIndex < (std::uint64_t{1} << 32));
-    sortByKey(b);
-
-    for (const Boundary& x : b) {
-      TimeNs now = origin + static_cast<TimeNs>(x.key >> 2);
-      if (now > previous) {
-        if (setChanged) {
-          set = sets.idOf(active);
-          setChanged = false;
-        }
-        std::uint32_t owner = ops.owner();
-        if (owner != kUnannotated || activeCount > 0) {
-          time.add(owner, set, now - previous);
-        }
-        previous = now;
-      }
-      auto index = static_cast<std::uint32_t>((x.what >> 2) & kMaxIndex);
-      switch (x.what & 3) {
-        case kCategoryStart:
-          active.add(index);
-          ++activeCount;
-          break;
-        case kCategoryEnd:
-          active.remove(index);
-          --activeCount;
-          break;
-        case kOperationStart:
-          ops.start(x.what >> 34, index);
-          continue;
-        case kOperationEnd:
-          ops.end(x.what >> 34);
-          continue;
-      }
-      setChanged = true;
-    }
-  }
-
-  r.sets = sets.release();
-  r.cells = time.cells();
+  Sweep sweep(e.first);
+  sweepInStartOrder(sweep, categories, operations, e);
+  sweep.finish(r);
   return r;
 }
 

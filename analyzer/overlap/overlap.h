@@ -48,6 +48,9 @@ struct OverlapResult {
 };
 
 // Intervals with end < start are rejected (std::invalid_argument); empty ones count for nothing.
+// The listing order changes nothing but among operations starting together (above). Arrays listed
+// in start order, or in runs in start order (per thread or stream, as a trace stores them), are
+// merged as they are, much faster than arrays in random order, which must be sorted.
 OverlapResult computeOverlap(std::span<const CategoryInterval> categories,
                              std::span<const OperationSpan> operations);
 
