@@ -18,7 +18,6 @@
 
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <random>
 #include <string>
@@ -29,6 +28,7 @@
 #include "rlscope/trace/reader.h"
 #include "rlscope/trace/schema.h"
 #include "rlscope/trace/writer.h"
+#include "support/process_memory.h"
 
 namespace {
 
@@ -197,24 +197,6 @@ TraceCache& cache() {
   return c;
 }
 
-// A field of /proc/self/status in KiB (VmHWM, VmRSS), 0 when unreadable.
-double statusKiB(const std::string& field) {
-  std::ifstream in("/proc/self/status");
-  std::string line;
-  while (std::getline(in, line))
-    if (line.compare(0, field.size() + 1, field + ":") == 0)
-      return std::stod(line.substr(field.size() + 1));
-  return 0;
-}
-
-// Resets the peak RSS to the current RSS (Linux >= 4.0); false where that is not allowed.
-bool resetPeakRss() {
-  std::ofstream out("/proc/self/clear_refs");
-  out << "5";
-  out.flush();
-  return static_cast<bool>(out);
-}
-
 // Costs of the order rlscope calibrate measures on a desktop.
 Calibration calibration() {
   namespace cost = rlscope::analysis::cost;
@@ -239,9 +221,9 @@ void runAnalysis(benchmark::State& state, bool corrected) {
     options.calibration = &cal;
     options.calibrationOrigin = "bench";
   }
-  double before = statusKiB("VmRSS");
-  bool reset = resetPeakRss();
-  double hwmBefore = statusKiB("VmHWM");
+  double before = rlscope::bench::procStatusKiB("VmRSS");
+  bool reset = rlscope::bench::resetPeakRss();
+  double hwmBefore = rlscope::bench::procStatusKiB("VmHWM");
   std::uint64_t swept = 0;
   for (auto _ : state) {
     rlscope::trace::TraceReader reader(path);
@@ -249,7 +231,7 @@ void runAnalysis(benchmark::State& state, bool corrected) {
     swept = b.events;
     benchmark::DoNotOptimize(b.operations.data());
   }
-  double hwmAfter = statusKiB("VmHWM");
+  double hwmAfter = rlscope::bench::procStatusKiB("VmHWM");
   state.SetItemsProcessed(state.iterations() * events);
   state.counters["events"] = static_cast<double>(events);
   state.counters["swept"] = static_cast<double>(swept);  // intervals, overhead ones included

@@ -21,7 +21,6 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <memory>
 #include <random>
 #include <string>
@@ -32,6 +31,7 @@
 #include "rlscope/trace/reader.h"
 #include "rlscope/trace/schema.h"
 #include "rlscope/trace/writer.h"
+#include "support/process_memory.h"
 #include "timeline_data.h"
 
 namespace {
@@ -201,29 +201,11 @@ TraceFile& traceFile() {
   return f;
 }
 
-// A field of /proc/self/status in KiB (VmHWM, VmRSS), 0 when unreadable.
-double statusKiB(const std::string& field) {
-  std::ifstream in("/proc/self/status");
-  std::string line;
-  while (std::getline(in, line))
-    if (line.compare(0, field.size() + 1, field + ":") == 0)
-      return std::stod(line.substr(field.size() + 1));
-  return 0;
-}
-
-// Resets the peak RSS to the current RSS (Linux >= 4.0); false where that is not allowed.
-bool resetPeakRss() {
-  std::ofstream out("/proc/self/clear_refs");
-  out << "5";
-  out.flush();
-  return static_cast<bool>(out);
-}
-
 void BM_LoadTimeline(benchmark::State& state) {
   const fs::path& path = traceFile().path();
-  double before = statusKiB("VmRSS");
-  bool reset = resetPeakRss();
-  double hwmBefore = statusKiB("VmHWM");
+  double before = rlscope::bench::procStatusKiB("VmRSS");
+  bool reset = rlscope::bench::resetPeakRss();
+  double hwmBefore = rlscope::bench::procStatusKiB("VmHWM");
   std::int64_t items = 0, tracks = 0;
   for (auto _ : state) {
     trace::TraceReader reader(path);
@@ -233,7 +215,7 @@ void BM_LoadTimeline(benchmark::State& state) {
     data.forEachTrack([&](const gui::Track&) { ++tracks; });
     benchmark::DoNotOptimize(data.processes.data());
   }
-  double hwmAfter = statusKiB("VmHWM");
+  double hwmAfter = rlscope::bench::procStatusKiB("VmHWM");
   state.SetItemsProcessed(state.iterations() * items);
   state.counters["events"] = static_cast<double>(items);
   state.counters["tracks"] = static_cast<double>(tracks);

@@ -14,12 +14,12 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <fstream>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "overlap.h"
+#include "support/process_memory.h"
 
 namespace {
 
@@ -74,40 +74,24 @@ Synthetic shuffled(Synthetic s) {
   return s;
 }
 
-// A field of /proc/self/status in KiB ("VmHWM", "VmRSS"); 0 when unavailable.
-std::int64_t procStatusKiB(const std::string& field) {
-  std::ifstream in("/proc/self/status");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind(field + ":", 0) == 0) return std::stoll(line.substr(field.size() + 1));
-  }
-  return 0;
-}
-
-// Resets VmHWM to the current RSS (Linux >= 4.0); harmless where not permitted.
-void resetPeakRss() {
-  std::ofstream clear("/proc/self/clear_refs");
-  if (clear) clear << "5";
-}
-
 void runOverlap(benchmark::State& state, const Synthetic& s) {
   std::size_t events = s.categories.size() + s.operations.size();
-  std::int64_t peakKiB = 0;
+  double peakKiB = 0;
   for (auto _ : state) {
     state.PauseTiming();
     malloc_trim(0);  // else memory freed by the last iteration hides this one's peak
-    resetPeakRss();
-    const std::int64_t rssBefore = procStatusKiB("VmRSS");
+    rlscope::bench::resetPeakRss();
+    const double rssBefore = rlscope::bench::procStatusKiB("VmRSS");
     state.ResumeTiming();
     auto r = rlscope::analysis::computeOverlap(s.categories, s.operations);
     benchmark::DoNotOptimize(r.cells.data());
     state.PauseTiming();
-    peakKiB = std::max(peakKiB, procStatusKiB("VmHWM") - rssBefore);
+    peakKiB = std::max(peakKiB, rlscope::bench::procStatusKiB("VmHWM") - rssBefore);
     state.ResumeTiming();
   }
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * events));
   state.counters["events"] = static_cast<double>(events);
-  state.counters["peak_rss_MiB"] = static_cast<double>(peakKiB) / 1024.0;
+  state.counters["peak_rss_MiB"] = peakKiB / 1024.0;
 }
 
 void BM_Overlap(benchmark::State& state) {

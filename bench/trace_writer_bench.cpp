@@ -16,33 +16,17 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
-#include <fstream>
 #include <string>
 
 #include "rlscope/trace/global_id.h"
 #include "rlscope/trace/records.h"
 #include "rlscope/trace/writer.h"
+#include "support/process_memory.h"
 
 namespace {
 
 namespace fs = std::filesystem;
 using rlscope::trace::TraceWriter;
-
-// A field of /proc/self/status in KiB ("VmHWM", "VmRSS"); 0 when unavailable.
-std::int64_t procStatusKiB(const std::string& field) {
-  std::ifstream in("/proc/self/status");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind(field + ":", 0) == 0) return std::stoll(line.substr(field.size() + 1));
-  }
-  return 0;
-}
-
-// Resets VmHWM to the current RSS (Linux >= 4.0); harmless where not permitted.
-void resetPeakRss() {
-  std::ofstream clear("/proc/self/clear_refs");
-  if (clear) clear << "5";
-}
 
 class TempTrace {
  public:
@@ -67,14 +51,14 @@ template <typename Fill>
 void writeTraceBenchmark(benchmark::State& state, Fill fill) {
   const auto rows = static_cast<std::int64_t>(state.range(0));
   TempTrace file;
-  std::int64_t peakKiB = 0;
+  double peakKiB = 0;
   std::uintmax_t fileBytes = 0;
   double addSeconds = 0, commitSeconds = 0;
   for (auto _ : state) {
     state.PauseTiming();
     file.remove();
-    resetPeakRss();
-    const std::int64_t rssBefore = procStatusKiB("VmRSS");
+    rlscope::bench::resetPeakRss();
+    const double rssBefore = rlscope::bench::procStatusKiB("VmRSS");
     state.ResumeTiming();
     {
       auto t0 = std::chrono::steady_clock::now();
@@ -87,12 +71,12 @@ void writeTraceBenchmark(benchmark::State& state, Fill fill) {
       commitSeconds += std::chrono::duration<double>(t2 - t1).count();
     }
     state.PauseTiming();
-    peakKiB = std::max(peakKiB, procStatusKiB("VmHWM") - rssBefore);
+    peakKiB = std::max(peakKiB, rlscope::bench::procStatusKiB("VmHWM") - rssBefore);
     fileBytes = fs::file_size(file.path());
     state.ResumeTiming();
   }
   state.SetItemsProcessed(state.iterations() * rows);
-  state.counters["peak_rss_MiB"] = static_cast<double>(peakKiB) / 1024.0;
+  state.counters["peak_rss_MiB"] = peakKiB / 1024.0;
   state.counters["file_MiB"] = static_cast<double>(fileBytes) / (1024.0 * 1024.0);
   // The rate rows are taken in while the trace is being written, and the one-off cost of
   // commit() (index build, ANALYZE, rename) that items_per_second also includes.
