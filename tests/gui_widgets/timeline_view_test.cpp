@@ -1,0 +1,167 @@
+// The timeline widget painted off screen (gui/app/timeline_view.h): a small trace rendered to an
+// image at a fixed size shows each category's colour in the row of its track; and the
+// `rlscope-gui --screenshot` command end to end, on that trace and on a garbage file.
+#include "timeline_view.h"
+
+#include <gtest/gtest.h>
+
+#include <QImage>
+#include <QTest>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "qt_app.h"
+#include "rlscope/trace/global_id.h"
+#include "rlscope/trace/writer.h"
+#include "support/run_command.h"
+#include "support/temp_dir.h"
+#include "trace_file.h"
+
+namespace rlscope::gui {
+namespace {
+
+using trace::Category;
+constexpr std::int64_t kPid = 42;
+constexpr std::int64_t kMain = trace::globalTidOf(kPid, 42);
+
+// A Python interval over the whole run on the main thread, and a kernel on stream 7 of GPU 0
+// over its second half.
+std::filesystem::path writeTrace(const testing::TempDir& dir) {
+  auto path = dir / "small.sqlite";
+  trace::TraceWriter w(path);
+  w.addProcess({.globalPid = trace::globalPidOf(kPid), .pid = kPid, .name = "python"});
+  w.addThread({kMain, trace::globalPidOf(kPid), 42, "MainThread"});
+  w.addGpuInfo({.id = 0, .name = "NVIDIA A100-SXM4-40GB"});
+  w.addCpuInterval({.start = 0,
+                    .end = 1'000'000,
+                    .globalTid = kMain,
+                    .category = Category::kPython,
+                    .nameId = w.intern("train.py:step")});
+  trace::KernelRecord k;
+  k.start = 500'000;
+  k.end = 900'000;
+  k.deviceId = 0;
+  k.streamId = 7;
+  k.correlationId = 1;
+  k.globalPid = trace::globalPidOf(kPid);
+  k.shortName = k.demangledName = w.intern("gemm");
+  w.addKernel(k);
+  w.commit();
+  return path;
+}
+
+const LayoutRow* findRow(const TimelineView& view, const std::string& label) {
+  for (const LayoutRow& row : view.timelineLayout().rows()) {
+    if (row.label == label) return &row;
+  }
+  return nullptr;
+}
+
+// How many pixels of the row's plot area have the colour.
+int pixelsOf(const QImage& image, const TimelineView& view, const LayoutRow& row, QColor color) {
+  int n = 0;
+  for (int y = view.rowTop(row); y < view.rowTop(row) + row.height; ++y) {
+    for (int x = TimelineView::kLabelWidth; x < image.width(); ++x) {
+      n += image.pixelColor(x, y).rgb() == color.rgb();
+    }
+  }
+  return n;
+}
+
+TEST(TimelineView, PaintsEachTrackInItsCategorysColour) {
+  testing::qtApp();
+  testing::TempDir dir;
+  TimelineView view;
+  view.setData(openTraceFile(writeTrace(dir)));
+  view.resize(840, 300);
+  QImage image(view.size(), QImage::Format_RGB32);
+  image.fill(Qt::black);
+  view.render(&image);
+
+  const LayoutRow* cpu = findRow(view, "CPU categories");
+  const LayoutRow* stream = findRow(view, "Stream 7");
+  ASSERT_TRUE(cpu && stream);
+  const QColor python = categoryColor(Category::kPython);
+  const QColor kernel = categoryColor(Category::kGpuKernel);
+  // Fitted: the Python interval spans the plot, the kernel 40 % of it.
+  const int plot = view.plotWidth();
+  EXPECT_GT(pixelsOf(image, view, *cpu, python), plot * 10);
+  EXPECT_EQ(pixelsOf(image, view, *cpu, kernel), 0);
+  EXPECT_GT(pixelsOf(image, view, *stream, kernel), plot * 4 / 10 * 10);
+  EXPECT_EQ(pixelsOf(image, view, *stream, python), 0);
+  // Not blank: the label column has text in it.
+  int dark = 0;
+  for (int y = 0; y < image.height(); ++y) {
+    for (int x = 0; x < TimelineView::kLabelWidth; ++x) dark += qGray(image.pixel(x, y)) < 100;
+  }
+  EXPECT_GT(dark, 50);
+}
+
+TEST(TimelineView, KeysAndWheelNavigate) {
+  testing::qtApp();
+  testing::TempDir dir;
+  TimelineView view;
+  view.setData(openTraceFile(writeTrace(dir)));
+  view.resize(1240, 300);  // a 1000 px plot over [0, 1 ms)
+  const ViewState& v = view.viewState();
+  QTest::keyClick(&view, Qt::Key_W);
+  EXPECT_DOUBLE_EQ(v.span(), 800'000);
+  EXPECT_DOUBLE_EQ(v.start() + v.span() / 2, 500'000);  // zoomed at the centre
+  QTest::keyClick(&view, Qt::Key_D);
+  EXPECT_DOUBLE_EQ(v.start(), 100'000 + 80'000);
+  QTest::keyClick(&view, Qt::Key_A);
+  EXPECT_DOUBLE_EQ(v.start(), 100'000);
+  QTest::keyClick(&view, Qt::Key_S);
+  EXPECT_DOUBLE_EQ(v.span(), 1'000'000);
+  // The wheel zooms in at the cursor: 250 µs, a quarter into the plot, stays under it.
+  QTest::keyClick(&view, Qt::Key_F);
+  const QPointF at(TimelineView::kLabelWidth + 250, 100);
+  QWheelEvent wheel(at, view.mapToGlobal(at), {}, {0, 120}, Qt::NoButton, Qt::NoModifier,
+                    Qt::NoScrollPhase, false);
+  QApplication::sendEvent(&view, &wheel);
+  EXPECT_DOUBLE_EQ(v.span(), 800'000);
+  EXPECT_NEAR(v.timeAt(250, view.plotWidth()), 250'000, 1e-6);
+  // Dragging left by 100 px shows later times.
+  QTest::mousePress(&view, Qt::LeftButton, {}, QPoint(700, 100));
+  QTest::mouseMove(&view, QPoint(600, 100));
+  QTest::mouseRelease(&view, Qt::LeftButton, {}, QPoint(600, 100));
+  EXPECT_NEAR(v.timeAt(250, view.plotWidth()), 250'000 + 80'000, 1e-6);
+}
+
+TEST(RlscopeGui, ScreenshotOfATrace) {
+  testing::TempDir dir;
+  const auto png = dir / "shot.png";
+  auto r = testing::runCommand(
+      {"rlscope-gui", "--screenshot", png.string(), "--size", "800x400", writeTrace(dir).string()});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  QImage image(QString::fromStdString(png.string()));
+  ASSERT_FALSE(image.isNull());
+  EXPECT_EQ(image.size(), QSize(800, 400));
+}
+
+TEST(RlscopeGui, ScreenshotOfGarbageFailsWithOneLine) {
+  testing::TempDir dir;
+  const auto garbage = dir / "garbage.sqlite";
+  std::ofstream(garbage) << "this is not a trace\n";
+  const auto png = dir / "shot.png";
+  auto r = testing::runCommand({"rlscope-gui", "--screenshot", png.string(), garbage.string()});
+  EXPECT_EQ(r.exitCode, 1);
+  EXPECT_EQ(testing::lines(r.err).size(), 1u) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(png));
+}
+
+TEST(RlscopeGui, BadArgumentsFailWithOneLine) {
+  for (const auto& args :
+       std::vector<std::vector<std::string>>{{"rlscope-gui", "--screenshot", "out.png"},
+                                             {"rlscope-gui", "--size", "12", "x.sqlite"},
+                                             {"rlscope-gui", "--bogus"}}) {
+    auto r = testing::runCommand(args);
+    EXPECT_EQ(r.exitCode, 1) << args.back();
+    EXPECT_EQ(testing::lines(r.err).size(), 1u) << r.err;
+  }
+  EXPECT_EQ(testing::runCommand({"rlscope-gui", "--help"}).exitCode, 0);
+}
+
+}  // namespace
+}  // namespace rlscope::gui
