@@ -48,6 +48,8 @@ elif [[ $sanitize -eq 1 ]]; then
   # programs it profiles, ahead of the ASan runtime of the instrumented test programs.
   export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:verify_asan_link_order=0
   export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+  # Leaks of system libraries the tests cannot free (fontconfig under Qt): tests/lsan.supp.
+  export LSAN_OPTIONS="suppressions=$PWD/tests/lsan.supp"
 else
   dir=build
   what="RelWithDebInfo"
