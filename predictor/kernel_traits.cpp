@@ -5,6 +5,8 @@
 #include <cctype>
 #include <string>
 
+#include "gpu_metrics.h"
+
 namespace rlscope::predictor {
 namespace {
 
@@ -69,7 +71,8 @@ KernelTraits classifyKernel(std::string_view name) {
   std::transform(n.begin(), n.end(), n.begin(),
                  [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   KernelTraits traits;
-  if (n.find("nccl") != std::string::npos) {
+  // Communication as the GPU metrics class it (HTA's rule), so both reports agree.
+  if (analysis::classifyKernel(name) == analysis::KernelClass::kCommunication) {
     traits.kind = KernelKind::kCommunication;
     return traits;
   }

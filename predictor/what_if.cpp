@@ -327,11 +327,12 @@ RunPrediction predictRun(trace::TraceReader& reader, const GpuDatabase& db, cons
   // The run: its operations unioned over processes (one process: the same rows). Time no row
   // covers stays as it is.
   Breakdown run;
-  if (reader.processes().size() > 1) {
+  bool severalProcesses = reader.processes().size() > 1;
+  if (severalProcesses) {
     analyze.view = analysis::View::kRun;
     run = analysis::analyzeTrace(reader, analyze);
   }
-  const Breakdown& whole = reader.processes().size() > 1 ? run : perProcess;
+  const Breakdown& whole = severalProcesses ? run : perProcess;
   out.originNs = static_cast<double>(whole.totalNs);
   out.predictedNs = out.originNs;
   for (const auto& o : whole.operations) {
