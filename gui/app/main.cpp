@@ -75,9 +75,9 @@ int fail(const std::string& message) {
 
 int screenshot(int argc, char** argv, const Options& options) {
   // Read before Qt starts, so that a bad file gives exactly one line on stderr.
-  std::shared_ptr<const rlscope::gui::TimelineData> data;
+  std::shared_ptr<const rlscope::gui::TraceDocument> doc;
   try {
-    data = rlscope::gui::openTraceFile(options.trace);
+    doc = rlscope::gui::openTraceFile(options.trace);
   } catch (const std::exception& e) {
     return fail(e.what());
   }
@@ -89,7 +89,7 @@ int screenshot(int argc, char** argv, const Options& options) {
   });
   QApplication app(argc, argv);
   rlscope::gui::MainWindow window;
-  window.showTrace(std::move(data), QString::fromStdString(options.trace));
+  window.showDocument(std::move(doc));
   window.resize(options.width, options.height);
   window.show();
   QApplication::processEvents();
@@ -113,6 +113,9 @@ int main(int argc, char** argv) {
   }
   if (!options.screenshot.empty()) return screenshot(argc, argv, options);
   QApplication app(argc, argv);
+  // Where QSettings keeps the recent files.
+  QApplication::setOrganizationName(QStringLiteral("rlscope"));
+  QApplication::setApplicationName(QStringLiteral("rlscope-gui"));
   rlscope::gui::MainWindow window;
   window.resize(options.width, options.height);
   window.show();

@@ -4,23 +4,55 @@
 
 namespace rlscope::gui {
 
-TimelineLayout::TimelineLayout(const TimelineData& data) {
+namespace {
+std::string processKey(const ProcessTracks& p) { return "p" + std::to_string(p.globalPid); }
+std::string threadKey(const ThreadTracks& t) { return "t" + std::to_string(t.globalTid); }
+std::string deviceKey(const DeviceTracks& d) { return "d" + std::to_string(d.deviceId); }
+}  // namespace
+
+TimelineLayout::TimelineLayout(const TimelineData& data, const std::set<std::string>& collapsed) {
   for (const ProcessTracks& process : data.processes) {
-    add(process.label, 0, nullptr);
+    if (!add(process.label, 0, nullptr, processKey(process), collapsed)) continue;
     for (const ThreadTracks& thread : process.threads) {
-      add(thread.label, 1, nullptr);
+      if (!add(thread.label, 1, nullptr, threadKey(thread), collapsed)) continue;
       for (const Track& track : thread.tracks) add(track.label, 2, &track);
     }
   }
   for (const DeviceTracks& device : data.devices) {
-    add(device.label, 0, nullptr);
+    if (!add(device.label, 0, nullptr, deviceKey(device), collapsed)) continue;
     for (const Track& stream : device.streams) add(stream.label, 1, &stream);
   }
 }
 
-void TimelineLayout::add(std::string label, int indent, const Track* track) {
+bool TimelineLayout::add(std::string label, int indent, const Track* track, std::string key,
+                         const std::set<std::string>& collapsed) {
   const int h = track ? kTrackHeight : kHeaderHeight;
-  rows_.push_back({std::move(label), indent, track, height(), h});
+  const bool isCollapsed = !key.empty() && collapsed.contains(key);
+  rows_.push_back({std::move(label), indent, track, std::move(key), isCollapsed, height(), h});
+  return !isCollapsed;
+}
+
+const LayoutRow* TimelineLayout::rowOf(const Track* track) const {
+  for (const LayoutRow& row : rows_) {
+    if (row.track == track) return &row;
+  }
+  return nullptr;
+}
+
+std::vector<std::string> TimelineLayout::headersOf(const TimelineData& data, const Track* track) {
+  for (const ProcessTracks& process : data.processes) {
+    for (const ThreadTracks& thread : process.threads) {
+      for (const Track& t : thread.tracks) {
+        if (&t == track) return {processKey(process), threadKey(thread)};
+      }
+    }
+  }
+  for (const DeviceTracks& device : data.devices) {
+    for (const Track& s : device.streams) {
+      if (&s == track) return {deviceKey(device)};
+    }
+  }
+  return {};
 }
 
 }  // namespace rlscope::gui

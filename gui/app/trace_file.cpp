@@ -1,6 +1,7 @@
 #include "trace_file.h"
 
-#include <QTemporaryDir>
+#include <string_view>
+#include <utility>
 
 #include "importer.h"
 #include "rlscope/trace/error.h"
@@ -8,26 +9,43 @@
 
 namespace rlscope::gui {
 
-namespace {
-
-std::shared_ptr<const TimelineData> load(const std::filesystem::path& trace,
-                                         const LoadProgress& progress) {
-  trace::TraceReader reader(trace);
-  return std::make_shared<const TimelineData>(loadTimeline(reader, progress));
+std::shared_ptr<const TimelineData> TraceDocument::timelineOf(
+    std::shared_ptr<const TraceDocument> doc) {
+  if (!doc) return nullptr;
+  const TimelineData* timeline = &doc->timeline;
+  return {std::move(doc), timeline};  // aliasing: the timeline keeps its document alive
 }
 
-}  // namespace
-
-std::shared_ptr<const TimelineData> openTraceFile(const std::filesystem::path& path,
-                                                  const LoadProgress& progress) {
-  if (import::detectFormat(path) == import::InputFormat::kRlscopeTrace) {
-    return load(path, progress);
+std::shared_ptr<const TraceDocument> openTraceFile(const std::filesystem::path& path,
+                                                   const OpenProgress& progress) {
+  auto report = [&](const std::string& stage, double fraction) {
+    if (progress && !progress(stage, fraction)) throw LoadCancelled();
+  };
+  auto doc = std::make_shared<TraceDocument>();
+  doc->source = path;
+  doc->tracePath = path;
+  const import::InputFormat format = import::detectFormat(path);
+  if (format != import::InputFormat::kRlscopeTrace) {
+    doc->importDir = std::make_unique<QTemporaryDir>();
+    if (!doc->importDir->isValid()) {
+      throw trace::TraceError("cannot create a temporary directory for the import");
+    }
+    doc->tracePath = doc->importDir->filePath("imported.sqlite").toStdString();
+    doc->imported = true;
+    const std::string stage = "Importing " + std::string(import::formatName(format));
+    report(stage, -1);
+    import::ImportOptions options;
+    options.progress = [&](std::string_view line) {
+      if (progress) progress(stage + ": " + std::string(line), -1);  // cannot stop an import
+    };
+    import::importFile(path, doc->tracePath, options);
   }
-  QTemporaryDir dir;  // removed, with the imported trace, when it goes out of scope
-  if (!dir.isValid()) throw trace::TraceError("cannot create a temporary directory for the import");
-  const std::filesystem::path imported = dir.filePath("imported.sqlite").toStdString();
-  import::importFile(path, imported);
-  return load(imported, progress);
+  report("Reading the trace", 0);
+  trace::TraceReader reader(doc->tracePath);
+  doc->timeline = loadTimeline(reader, [&](double fraction) {
+    return !progress || progress("Reading the trace", fraction);
+  });
+  return doc;
 }
 
 }  // namespace rlscope::gui

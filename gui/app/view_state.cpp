@@ -53,6 +53,16 @@ void ViewState::panFraction(double fraction) {
   clamp();
 }
 
+void ViewState::reveal(double t0, double t1) {
+  const double length = std::max(t1 - t0, 0.0);
+  double s = span();
+  if (length > s / 2) s = std::max(length * 1.25, kMinSpan);
+  const double mid = (t0 + t1) / 2;
+  start_ = mid - s / 2;
+  end_ = mid + s / 2;
+  clamp();
+}
+
 void ViewState::clamp() {
   // Some of the trace stays in view: at least half of the window, or all of the trace.
   const double s = span();
@@ -64,6 +74,14 @@ void ViewState::clamp() {
 
 void ViewState::scrollBy(int dy, int contentHeight, int viewHeight) {
   scrollY_ = std::clamp(scrollY_ + dy, 0, std::max(0, contentHeight - viewHeight));
+}
+
+void ViewState::scrollToShow(int y, int h, int contentHeight, int viewHeight) {
+  if (y < scrollY_) {
+    scrollBy(y - scrollY_, contentHeight, viewHeight);
+  } else if (y + h > scrollY_ + viewHeight) {
+    scrollBy(y + h - scrollY_ - viewHeight, contentHeight, viewHeight);
+  }
 }
 
 }  // namespace rlscope::gui

@@ -36,10 +36,15 @@ class ViewState {
   void panPixels(double dx, int width);
   // Moves the window by a fraction of its span.
   void panFraction(double fraction);
+  // Centres [t0, t1] in the window, at the current zoom when it is at most half the window long,
+  // else zoomed out to show it with a margin.
+  void reveal(double t0, double t1);
 
   int scrollY() const { return scrollY_; }
   // Scrolls by dy pixels, keeping the content (contentHeight tall, shown in viewHeight) in view.
   void scrollBy(int dy, int contentHeight, int viewHeight);
+  // Scrolls as little as needed to show content rows [y, y + h).
+  void scrollToShow(int y, int h, int contentHeight, int viewHeight);
 
  private:
   // Keeps half of the window, or the whole trace when it is shorter, over the trace.

@@ -73,7 +73,7 @@ TEST(TimelineView, PaintsEachTrackInItsCategorysColour) {
   testing::qtApp();
   testing::TempDir dir;
   TimelineView view;
-  view.setData(openTraceFile(writeTrace(dir)));
+  view.setData(TraceDocument::timelineOf(openTraceFile(writeTrace(dir))));
   view.resize(840, 300);
   QImage image(view.size(), QImage::Format_RGB32);
   image.fill(Qt::black);
@@ -102,7 +102,7 @@ TEST(TimelineView, KeysAndWheelNavigate) {
   testing::qtApp();
   testing::TempDir dir;
   TimelineView view;
-  view.setData(openTraceFile(writeTrace(dir)));
+  view.setData(TraceDocument::timelineOf(openTraceFile(writeTrace(dir))));
   view.resize(1240, 300);  // a 1000 px plot over [0, 1 ms)
   const ViewState& v = view.viewState();
   QTest::keyClick(&view, Qt::Key_W);

@@ -8,8 +8,10 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "rlscope/trace/error.h"
+#include "rlscope/trace/writer.h"
 #include "support/temp_dir.h"
 
 namespace rlscope::gui {
@@ -19,10 +21,39 @@ TEST(TraceFile, ImportsAKinetoTrace) {
   const std::filesystem::path kineto =
       std::filesystem::path(RLSCOPE_SHARED_TRACES_DIR) / "a100_alexnet.json.gz";
   if (!std::filesystem::exists(kineto)) GTEST_SKIP() << kineto << " is not there";
-  auto data = openTraceFile(kineto);
-  EXPECT_GT(data->itemCount, 0);
-  EXPECT_FALSE(data->processes.empty());
-  EXPECT_FALSE(data->devices.empty());
+  std::vector<std::string> stages;
+  auto doc = openTraceFile(kineto, [&](const std::string& stage, double) {
+    if (stages.empty() || stages.back() != stage) stages.push_back(stage);
+    return true;
+  });
+  EXPECT_GT(doc->timeline.itemCount, 0);
+  EXPECT_FALSE(doc->timeline.processes.empty());
+  EXPECT_FALSE(doc->timeline.devices.empty());
+  EXPECT_TRUE(doc->imported);
+  ASSERT_FALSE(stages.empty());
+  EXPECT_EQ(stages.front(), "Importing Kineto JSON");
+  EXPECT_EQ(stages.back(), "Reading the trace");
+  // The imported trace stays while the document (or its timeline) is alive, for the details
+  // view and the analysis panel to read, and goes with it.
+  const std::filesystem::path imported = doc->tracePath;
+  auto timeline = TraceDocument::timelineOf(std::move(doc));
+  EXPECT_TRUE(std::filesystem::exists(imported));
+  timeline.reset();
+  EXPECT_FALSE(std::filesystem::exists(imported));
+}
+
+TEST(TraceFile, CancelStopsTheRead) {
+  testing::TempDir dir;
+  const auto path = dir / "empty.sqlite";
+  {
+    trace::TraceWriter w(path);
+    w.commit();
+  }
+  EXPECT_THROW(openTraceFile(path, [](const std::string&, double) { return false; }),
+               LoadCancelled);
+  auto doc = openTraceFile(path);
+  EXPECT_FALSE(doc->imported);
+  EXPECT_EQ(doc->tracePath, path);
 }
 
 TEST(TraceFile, RefusesGarbageWithOneLine) {
