@@ -12,8 +12,7 @@
 #include <string>
 
 #include "qt_app.h"
-#include "rlscope/trace/global_id.h"
-#include "rlscope/trace/writer.h"
+#include "small_trace.h"
 #include "support/run_command.h"
 #include "support/temp_dir.h"
 #include "trace_file.h"
@@ -21,42 +20,9 @@
 namespace rlscope::gui {
 namespace {
 
+using testing::findRow;
+using testing::writeSmallTrace;
 using trace::Category;
-constexpr std::int64_t kPid = 42;
-constexpr std::int64_t kMain = trace::globalTidOf(kPid, 42);
-
-// A Python interval over the whole run on the main thread, and a kernel on stream 7 of GPU 0
-// over its second half.
-std::filesystem::path writeTrace(const testing::TempDir& dir) {
-  auto path = dir / "small.sqlite";
-  trace::TraceWriter w(path);
-  w.addProcess({.globalPid = trace::globalPidOf(kPid), .pid = kPid, .name = "python"});
-  w.addThread({kMain, trace::globalPidOf(kPid), 42, "MainThread"});
-  w.addGpuInfo({.id = 0, .name = "NVIDIA A100-SXM4-40GB"});
-  w.addCpuInterval({.start = 0,
-                    .end = 1'000'000,
-                    .globalTid = kMain,
-                    .category = Category::kPython,
-                    .nameId = w.intern("train.py:step")});
-  trace::KernelRecord k;
-  k.start = 500'000;
-  k.end = 900'000;
-  k.deviceId = 0;
-  k.streamId = 7;
-  k.correlationId = 1;
-  k.globalPid = trace::globalPidOf(kPid);
-  k.shortName = k.demangledName = w.intern("gemm");
-  w.addKernel(k);
-  w.commit();
-  return path;
-}
-
-const LayoutRow* findRow(const TimelineView& view, const std::string& label) {
-  for (const LayoutRow& row : view.timelineLayout().rows()) {
-    if (row.label == label) return &row;
-  }
-  return nullptr;
-}
 
 // How many pixels of the row's plot area have the colour.
 int pixelsOf(const QImage& image, const TimelineView& view, const LayoutRow& row, QColor color) {
@@ -73,14 +39,14 @@ TEST(TimelineView, PaintsEachTrackInItsCategorysColour) {
   testing::qtApp();
   testing::TempDir dir;
   TimelineView view;
-  view.setData(TraceDocument::timelineOf(openTraceFile(writeTrace(dir))));
+  view.setData(TraceDocument::timelineOf(openTraceFile(writeSmallTrace(dir))));
   view.resize(840, 300);
   QImage image(view.size(), QImage::Format_RGB32);
   image.fill(Qt::black);
   view.render(&image);
 
-  const LayoutRow* cpu = findRow(view, "CPU categories");
-  const LayoutRow* stream = findRow(view, "Stream 7");
+  const LayoutRow* cpu = findRow(view.timelineLayout(), "CPU categories");
+  const LayoutRow* stream = findRow(view.timelineLayout(), "Stream 7");
   ASSERT_TRUE(cpu && stream);
   const QColor python = categoryColor(Category::kPython);
   const QColor kernel = categoryColor(Category::kGpuKernel);
@@ -102,7 +68,7 @@ TEST(TimelineView, KeysAndWheelNavigate) {
   testing::qtApp();
   testing::TempDir dir;
   TimelineView view;
-  view.setData(TraceDocument::timelineOf(openTraceFile(writeTrace(dir))));
+  view.setData(TraceDocument::timelineOf(openTraceFile(writeSmallTrace(dir))));
   view.resize(1240, 300);  // a 1000 px plot over [0, 1 ms)
   const ViewState& v = view.viewState();
   QTest::keyClick(&view, Qt::Key_W);
@@ -133,7 +99,7 @@ TEST(RlscopeGui, ScreenshotOfATrace) {
   testing::TempDir dir;
   const auto png = dir / "shot.png";
   auto r = testing::runCommand(
-      {"rlscope-gui", "--screenshot", png.string(), "--size", "800x400", writeTrace(dir).string()});
+      {"rlscope-gui", "--screenshot", png.string(), "--size", "800x400", writeSmallTrace(dir).string()});
   ASSERT_EQ(r.exitCode, 0) << r.err;
   QImage image(QString::fromStdString(png.string()));
   ASSERT_FALSE(image.isNull());
