@@ -408,6 +408,11 @@ void TimelineView::keyPressEvent(QKeyEvent* event) {
     case Qt::Key_F:
       fit();
       break;
+    case Qt::Key_Z:
+      if (range_) {
+        view_.setWindow(static_cast<double>(range_->start), static_cast<double>(range_->end));
+      }
+      break;
     case Qt::Key_Escape:
       if (range_) setRange(std::nullopt);
       if (selection_) select(std::nullopt);
@@ -425,6 +430,11 @@ void TimelineView::zoomAtCenter(double factor) {
 
 void TimelineView::fit() {
   view_.fit();
+  update();
+}
+
+void TimelineView::showWindow(double start, double end) {
+  view_.setWindow(start, end);
   update();
 }
 

@@ -8,7 +8,8 @@
 // left-drag pans; a click selects the event under the pointer (the longest of a merged block) and
 // a double click asks to follow its link; Shift+drag selects a time range and shows its duration;
 // a click on a process, thread or device header collapses or expands it.
-// Keys: W/S zoom in/out, A/D pan, F fits the whole trace, Escape clears the selection and range.
+// Keys: W/S zoom in/out, A/D pan, F fits the whole trace, Z zooms to the selected range, Escape
+// clears the selection and range.
 #pragma once
 
 #include <QWidget>
@@ -91,9 +92,10 @@ class TimelineView : public QWidget {
   void setCollapsed(const std::string& headerKey, bool collapsed);
   bool isCollapsed(const std::string& headerKey) const { return collapsed_.contains(headerKey); }
 
-  // Navigation, as the keys do it.
+  // Navigation, as the keys do it, and to a given window (a range, a benchmark's frames).
   void zoomAtCenter(double factor);
   void fit();
+  void showWindow(double start, double end);
 
  signals:
   void selectionChanged();

@@ -53,6 +53,12 @@ void ViewState::panFraction(double fraction) {
   clamp();
 }
 
+void ViewState::setWindow(double start, double end) {
+  start_ = start;
+  end_ = std::max(end, start + kMinSpan);
+  clamp();
+}
+
 void ViewState::reveal(double t0, double t1) {
   const double length = std::max(t1 - t0, 0.0);
   double s = span();

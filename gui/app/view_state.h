@@ -36,6 +36,8 @@ class ViewState {
   void panPixels(double dx, int width);
   // Moves the window by a fraction of its span.
   void panFraction(double fraction);
+  // Shows [start, end) (at least kMinSpan long), kept near the trace as panning keeps it.
+  void setWindow(double start, double end);
   // Centres [t0, t1] in the window, at the current zoom when it is at most half the window long,
   // else zoomed out to show it with a margin.
   void reveal(double t0, double t1);
