@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <exception>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -467,9 +468,32 @@ class GpuWaitNames {
   std::unordered_map<trace::StringId, bool> known_;
 };
 
+// AnalyzeOptions::window. An interval meets the window when they overlap, an instant when it lies
+// inside; a call counts where it starts.
+bool meets(const TimeWindow& w, TimeNs start, TimeNs end) {
+  return start < w.end && (end > w.start || (start == end && start >= w.start));
+}
+bool startsIn(const TimeWindow* w, TimeNs t) {
+  return !w || (w->start <= t && t < w->end);
+}
+
+// The sweep's input cut to the window: what does not meet it dropped, the rest clipped. Order is
+// kept, so runs in start order stay so for the engine.
+template <class Interval>
+void clipToWindow(const TimeWindow& w, std::vector<Interval>& intervals) {
+  std::erase_if(intervals, [&](const Interval& i) { return !meets(w, i.start, i.end); });
+  for (auto& i : intervals) {
+    i.start = std::max(i.start, w.start);
+    i.end = std::min(i.end, w.end);
+  }
+}
+
+// A launch made outside the window (launchKey below): its GPU work is not counted.
+constexpr std::uint32_t kLaunchedOutside = ~std::uint32_t{0};
+
 void analyzeProcess(std::int64_t pid, std::int64_t tid, ProcessEvents& events,
                     trace::TraceReader& reader, const OverheadCosts* costs,
-                    const AnalyzeOptions& options, Breakdown& out) {
+                    const TimeWindow* window, const AnalyzeOptions& options, Breakdown& out) {
   reserveAddedIntervals(events, costs);
   addNativeTime(events);
   // Operations listed parents first where they start together (the engine's rule).
@@ -492,12 +516,22 @@ void analyzeProcess(std::int64_t pid, std::int64_t tid, ProcessEvents& events,
       keys.push_back(key);
       instances.push_back(0);
     }
-    ++instances[it->second];
+    if (!window || meets(*window, op.start, op.end)) ++instances[it->second];
     spans.push_back({op.start, op.end, it->second});
   }
   if (costs) addOverheadIntervals(events, *costs, reader);
-  OverlapResult r = computeOverlap(events.categories, spans);
-  out.events += events.categories.size() + spans.size();
+  // Overhead and Native intervals come from the whole events, then everything is clipped: an
+  // operation that started before the window keeps its name, phase and overhead anchors. `spans`
+  // stays whole and aligned with `ops` for the lookups below.
+  std::vector<OperationSpan> clipped;
+  if (window) {
+    clipped = spans;
+    clipToWindow(*window, clipped);
+    clipToWindow(*window, events.categories);
+  }
+  const std::vector<OperationSpan>& swept = window ? clipped : spans;
+  OverlapResult r = computeOverlap(events.categories, swept);
+  out.events += events.categories.size() + swept.size();
 
   std::vector<OperationBreakdown> rows(keys.size());
   for (std::size_t i = 0; i < keys.size(); ++i) {
@@ -517,23 +551,38 @@ void analyzeProcess(std::int64_t pid, std::int64_t tid, ProcessEvents& events,
   std::unordered_map<std::int64_t, std::uint32_t> launchKey;  // correlation id -> key
   GpuWaitNames waits(reader);
   for (const auto& call : events.apiCalls) {
+    if (!startsIn(window, call.start)) {
+      if (call.correlationId) launchKey.emplace(call.correlationId, kLaunchedOutside);
+      continue;
+    }
     std::uint32_t key = keyAt(call.globalTid, call.start);
     ++rows[key].transitions.toCudaApi;
-    if (waits(call.nameId)) rows[key].gpuWait += call.end - call.start;
+    if (waits(call.nameId))
+      rows[key].gpuWait += (window ? std::min(call.end, window->end) : call.end) - call.start;
     if (call.correlationId) launchKey.emplace(call.correlationId, key);
   }
   for (const auto& [correlation, opId] : events.launchedBy)
-    if (auto i = threadOps.indexOfId(opId); i >= 0)
-      launchKey[correlation] = spans[static_cast<std::size_t>(i)].operation;
+    if (auto i = threadOps.indexOfId(opId); i >= 0) {
+      auto [it, added] =
+          launchKey.try_emplace(correlation, spans[static_cast<std::size_t>(i)].operation);
+      if (!added && it->second != kLaunchedOutside)
+        it->second = spans[static_cast<std::size_t>(i)].operation;
+    }
   for (const auto& g : events.gpu) {
     auto it = launchKey.find(g.correlationId);
+    // In a window: the work of the launches made inside it (or, with no launch recorded, the
+    // work that starts inside it), whole.
+    if (window &&
+        (it != launchKey.end() ? it->second == kLaunchedOutside : !startsIn(window, g.start)))
+      continue;
     auto& row = rows[it == launchKey.end() ? kUnannotated : it->second];
     row.launchedGpu += g.end - g.start;
     ++row.launchedGpuActivities;
     row.predictedLaunchedGpu += predictedDuration(options, g);
   }
-  if (options.predictedGpuNs) addGpuDuring(options, events.gpu, spans, rows);
+  if (options.predictedGpuNs) addGpuDuring(options, events.gpu, swept, rows);
   for (const auto& c : events.nativeCalls) {
+    if (!startsIn(window, c.start)) continue;
     auto& t = rows[keyAt(c.globalTid, c.start)].transitions;
     ++(c.category == Category::kBackend ? t.pythonToBackend : t.pythonToSimulator);
   }
@@ -628,9 +677,12 @@ OverheadCosts overheadCosts(trace::TraceReader& reader, const AnalyzeOptions& op
 }
 
 // The whole-run correction: events × cost per source, off the command's wall time, and the
-// bias against the uninstrumented run.
+// bias against the uninstrumented run. In a window: the events that start inside it (the Python
+// transitions, which the trace only counts, in proportion to the native calls that do), without
+// the once-per-process cost and the bias, which are the whole run's.
 void correctTotal(trace::TraceReader& reader, const OverheadCosts& costs,
-                  const std::map<std::int64_t, ProcessEvents>& groups, Breakdown& out) {
+                  const std::map<std::int64_t, ProcessEvents>& groups, const TimeWindow* window,
+                  Breakdown& out) {
   Correction& c = *out.correction;
   const Calibration& cal = *costs.calibration;
   auto set = [&](const char* source, std::int64_t events, double removed) {
@@ -640,21 +692,41 @@ void correctTotal(trace::TraceReader& reader, const OverheadCosts& costs,
     s.costNs = events ? removed / static_cast<double>(events) : 0;
   };
   if (cal.find(cost::kProcess)) {
-    auto processes = reader.rowCount(trace::table::kProcesses);
-    set(cost::kProcess, processes, static_cast<double>(processes) * cal.costNs(cost::kProcess));
+    if (window) {
+      c.notes.push_back(std::string(cost::kProcess) +
+                        ": not applied, the collector's start and end belong to the whole run");
+    } else {
+      auto processes = reader.rowCount(trace::table::kProcesses);
+      set(cost::kProcess, processes, static_cast<double>(processes) * cal.costNs(cost::kProcess));
+    }
   }
-  std::int64_t ops = 0, calls = 0;
+  std::int64_t ops = 0, calls = 0, nativeCalls = 0, nativeInside = 0;
   double cupti = 0;
   for (const auto& [key, e] : groups) {
-    ops += static_cast<std::int64_t>(e.operations.size());
-    calls += static_cast<std::int64_t>(e.apiCalls.size());
-    if (costs.on[3])
-      for (const auto& call : e.apiCalls) cupti += costs.cuptiNs(reader.string(call.nameId));
+    if (!window) {
+      ops += static_cast<std::int64_t>(e.operations.size());
+      calls += static_cast<std::int64_t>(e.apiCalls.size());
+      if (costs.on[3])
+        for (const auto& call : e.apiCalls) cupti += costs.cuptiNs(reader.string(call.nameId));
+      continue;
+    }
+    for (const auto& op : e.operations) ops += startsIn(window, op.start) ? 1 : 0;
+    for (const auto& call : e.apiCalls) {
+      if (!startsIn(window, call.start)) continue;
+      ++calls;
+      if (costs.on[3]) cupti += costs.cuptiNs(reader.string(call.nameId));
+    }
+    nativeCalls += static_cast<std::int64_t>(e.nativeCalls.size());
+    for (const auto& n : e.nativeCalls) nativeInside += startsIn(window, n.start) ? 1 : 0;
   }
   if (costs.on[0]) set(cost::kAnnotation, ops, static_cast<double>(ops) * costs.perEvent[0]);
   if (costs.on[1]) {
     auto t = reader.metaValue(trace::meta::kPythonTransitions);
     std::int64_t n = t ? std::stoll(*t) : 0;
+    if (window)
+      n = nativeCalls ? std::llround(static_cast<double>(n) * static_cast<double>(nativeInside) /
+                                     static_cast<double>(nativeCalls))
+                      : 0;
     set(cost::kPythonTransition, n, static_cast<double>(n) * costs.perEvent[1]);
   }
   if (costs.on[2])
@@ -663,6 +735,7 @@ void correctTotal(trace::TraceReader& reader, const OverheadCosts& costs,
   c.uncorrectedTotalNs = static_cast<double>(out.totalNs);
   c.correctedTotalNs = c.uncorrectedTotalNs;
   for (const auto& [name, s] : c.sources) c.correctedTotalNs -= s.removedNs;
+  if (window) return;  // the uninstrumented run, and so the bias, are the whole run's
   c.uninstrumentedNs = cal.uninstrumentedNs.mean;
   if (c.uninstrumentedNs > 0)
     c.uninstrumentedNoisePct = 100.0 * cal.uninstrumentedNs.std / c.uninstrumentedNs;
@@ -704,6 +777,18 @@ const char* viewName(View v) {
 Breakdown analyzeTrace(trace::TraceReader& reader, const AnalyzeOptions& options) {
   Breakdown out;
   out.totalNs = totalOf(reader);
+  if (options.window) {
+    TimeWindow w = *options.window;
+    w.end = std::max(w.end, w.start);  // an inverted window is an empty one
+    auto span = reader.timeSpan();
+    if (!span || w.start > span->start || w.end < span->end) {
+      out.window = w;
+      out.totalNs =
+          span ? std::max<TimeNs>(0, std::min(w.end, span->end) - std::max(w.start, span->start))
+               : 0;
+    }
+  }
+  const TimeWindow* window = out.window ? &*out.window : nullptr;
   std::optional<OverheadCosts> costs;
   if (options.calibration) {
     out.correction.emplace();
@@ -712,7 +797,7 @@ Breakdown analyzeTrace(trace::TraceReader& reader, const AnalyzeOptions& options
   }
   out.view = options.view;
   auto groups = readEvents(reader, options.view);
-  if (costs) correctTotal(reader, *costs, groups, out);
+  if (costs) correctTotal(reader, *costs, groups, window, out);
   for (auto& [key, events] : groups) {
     // The group's process and thread: a pid, a globalTid, or the whole run.
     std::int64_t pid = options.view == View::kThread ? processOf(key) : key;
@@ -725,7 +810,7 @@ Breakdown analyzeTrace(trace::TraceReader& reader, const AnalyzeOptions& options
                        " (" + std::to_string(events.categories.size() + events.operations.size()) +
                        " intervals)");
     std::size_t first = out.operations.size();
-    analyzeProcess(pid, tid, events, reader, costs ? &*costs : nullptr, options, out);
+    analyzeProcess(pid, tid, events, reader, costs ? &*costs : nullptr, window, options, out);
     std::sort(out.operations.begin() + static_cast<std::ptrdiff_t>(first), out.operations.end(),
               [](const auto& a, const auto& b) { return a.time > b.time; });
   }

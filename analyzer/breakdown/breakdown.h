@@ -84,12 +84,18 @@ struct Correction {
   std::optional<double> biasPct;
 };
 
+// A span of the trace's clock, [start, end) ns.
+struct TimeWindow {
+  trace::TimeNs start = 0, end = 0;
+};
+
 struct Breakdown {
   View view = View::kProcess;
   std::vector<OperationBreakdown> operations;  // by process (or thread), then longest first
   std::uint64_t events = 0;                    // intervals the overlap engine swept
   trace::TimeNs totalNs = 0;  // the command's wall time (rlscope-prof), else the trace's span
   std::optional<Correction> correction;
+  std::optional<TimeWindow> window;  // AnalyzeOptions::window when it applied
 };
 
 struct AnalyzeOptions {
@@ -102,6 +108,13 @@ struct AnalyzeOptions {
   // fills OperationBreakdown::predictedLaunchedGpu and the gpuDuring pair. Activities not in it
   // keep their duration.
   const std::unordered_map<std::int64_t, double>* predictedGpuNs = nullptr;
+  // Only the time inside this window counts (the GUI's selected range): every interval the sweep
+  // sees is clipped to it, and what is counted where a call starts (transitions, GPU waits,
+  // launches with their whole GPU work) counts the calls that start inside it. totalNs is the
+  // window's overlap with the trace; a correction counts the events that start inside it and
+  // leaves out the once-per-process cost and the bias, which belong to the whole run. A window
+  // that holds the trace's whole time span is the whole run, and is ignored.
+  std::optional<TimeWindow> window;
 };
 
 // A CUPTI correlation id made unique across the processes of a run (CUPTI's are unique per

@@ -1,0 +1,289 @@
+// The breakdown of a time window (AnalyzeOptions::window, the GUI's selected range) on small
+// constructed traces with exact expected times: intervals clipped, calls counted where they start,
+// the correction's events those inside, and a window holding everything the whole run.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "breakdown.h"
+#include "rlscope/trace/global_id.h"
+#include "rlscope/trace/schema.h"
+#include "rlscope/trace/writer.h"
+#include "support/temp_dir.h"
+
+namespace rlscope::analysis {
+namespace {
+
+using trace::Category;
+constexpr std::int64_t kPid = 42;
+constexpr std::int64_t kMain = trace::globalTidOf(kPid, 42);
+constexpr std::int64_t kWorker = trace::globalTidOf(kPid, 43);
+
+const OperationBreakdown* find(const Breakdown& b, const std::string& name) {
+  for (const auto& o : b.operations)
+    if (o.name == name) return &o;
+  return nullptr;
+}
+
+trace::TimeNs setTime(const OperationBreakdown& o, std::vector<std::string> set) {
+  for (const auto& c : o.categories)
+    if (c.set == set) return c.time;
+  return 0;
+}
+
+void addOperation(trace::TraceWriter& w, std::int64_t id, trace::TimeNs start, trace::TimeNs end,
+                  const char* name, std::int64_t parent = 0, int depth = 0) {
+  w.addOperation({.id = id,
+                  .start = start,
+                  .end = end,
+                  .globalTid = kMain,
+                  .nameId = w.intern(name),
+                  .parentId = parent,
+                  .depth = depth});
+}
+
+void addLaunch(trace::TraceWriter& w, trace::TimeNs start, trace::TimeNs end,
+               std::int64_t correlation) {
+  trace::ApiCallRecord r;
+  r.start = start;
+  r.end = end;
+  r.globalTid = kMain;
+  r.correlationId = correlation;
+  r.nameId = w.intern("cudaLaunchKernel");
+  w.addApiCall(trace::ApiKind::kRuntime, r);
+}
+
+void addKernel(trace::TraceWriter& w, trace::TimeNs start, trace::TimeNs end,
+               std::int64_t correlation) {
+  trace::KernelRecord k;
+  k.start = start;
+  k.end = end;
+  k.correlationId = correlation;
+  k.globalPid = trace::globalPidOf(kPid);
+  k.shortName = k.demangledName = k.mangledName = w.intern("gemm");
+  w.addKernel(k);
+}
+
+// "step" [0, 100) holds "inference" [10, 40) and "backprop" [50, 90); Python on the main thread
+// throughout, Backend [15, 35) and [55, 85), a launch [60, 62) of a kernel [61, 80)
+// (correlation 7); a worker thread's Backend [95, 120). The trace spans [0, 120).
+std::filesystem::path writeStep(const testing::TempDir& dir) {
+  auto path = dir / "step.sqlite";
+  trace::TraceWriter w(path);
+  w.addProcess({.globalPid = trace::globalPidOf(kPid), .pid = kPid, .name = "python"});
+  auto cpu = [&](trace::TimeNs s, trace::TimeNs e, Category c, std::int64_t tid = kMain) {
+    w.addCpuInterval({.start = s, .end = e, .globalTid = tid, .category = c});
+  };
+  cpu(0, 100, Category::kPython);
+  cpu(15, 35, Category::kBackend);
+  cpu(55, 85, Category::kBackend);
+  cpu(95, 120, Category::kBackend, kWorker);
+  addLaunch(w, 60, 62, 7);
+  addKernel(w, 61, 80, 7);
+  addOperation(w, 1, 0, 100, "step");
+  addOperation(w, 2, 10, 40, "inference", 1, 1);
+  addOperation(w, 3, 50, 90, "backprop", 1, 1);
+  w.commit();
+  return path;
+}
+
+Breakdown analyzeWindow(const std::filesystem::path& path, trace::TimeNs t0, trace::TimeNs t1) {
+  trace::TraceReader reader(path);
+  AnalyzeOptions options;
+  options.window = TimeWindow{t0, t1};
+  return analyzeTrace(reader, options);
+}
+
+TEST(Window, HoldingTheWholeTraceIsTheWholeRun) {
+  testing::TempDir dir;
+  auto path = writeStep(dir);
+  trace::TraceReader reader(path);
+  Breakdown whole = analyzeTrace(reader);
+  for (auto [t0, t1] : {std::pair<trace::TimeNs, trace::TimeNs>{0, 120}, {-1000, 1000}}) {
+    Breakdown b = analyzeWindow(path, t0, t1);
+    EXPECT_FALSE(b.window.has_value());
+    EXPECT_EQ(b.totalNs, whole.totalNs);
+    ASSERT_EQ(b.operations.size(), whole.operations.size());
+    for (std::size_t i = 0; i < b.operations.size(); ++i) {
+      const auto &x = b.operations[i], &y = whole.operations[i];
+      EXPECT_EQ(x.name, y.name);
+      EXPECT_EQ(x.time, y.time);
+      EXPECT_EQ(x.cpu, y.cpu);
+      EXPECT_EQ(x.cpuGpu, y.cpuGpu);
+      EXPECT_EQ(x.gpu, y.gpu);
+      EXPECT_EQ(x.launchedGpu, y.launchedGpu);
+      EXPECT_EQ(x.instances, y.instances);
+      EXPECT_EQ(x.categories.size(), y.categories.size());
+    }
+  }
+}
+
+TEST(Window, IntervalsAreClippedAndOperationsOutsideLeftOut) {
+  testing::TempDir dir;
+  Breakdown b = analyzeWindow(writeStep(dir), 0, 50);
+  ASSERT_TRUE(b.window.has_value());
+  EXPECT_EQ(b.totalNs, 50);
+  ASSERT_NE(find(b, "inference"), nullptr);
+  EXPECT_EQ(find(b, "inference")->time, 30);
+  EXPECT_EQ(setTime(*find(b, "inference"), {"Backend", "Python"}), 20);
+  ASSERT_NE(find(b, "step"), nullptr);
+  EXPECT_EQ(find(b, "step")->time, 50 - 30);  // [0, 10) and [40, 50)
+  EXPECT_EQ(find(b, "backprop"), nullptr);
+  EXPECT_EQ(find(b, kUnannotatedName), nullptr);  // the worker's Backend is after the window
+}
+
+TEST(Window, GpuTimeIsClippedAndLaunchesCountWhereTheyStart) {
+  testing::TempDir dir;
+  auto path = writeStep(dir);
+  // [60, 100): the launch [60, 62) is inside, so the kernel it launched counts whole.
+  Breakdown b = analyzeWindow(path, 60, 100);
+  EXPECT_EQ(b.totalNs, 40);
+  const auto* backprop = find(b, "backprop");
+  ASSERT_NE(backprop, nullptr);
+  EXPECT_EQ(backprop->time, 30);
+  EXPECT_EQ(backprop->instances, 1u);
+  EXPECT_EQ(setTime(*backprop, {"Backend", "CUDA API", "Python"}), 1);
+  EXPECT_EQ(setTime(*backprop, {"Backend", "CUDA API", "GPU kernel", "Python"}), 1);
+  EXPECT_EQ(setTime(*backprop, {"Backend", "GPU kernel", "Python"}), 18);
+  EXPECT_EQ(setTime(*backprop, {"Backend", "Python"}), 5);
+  EXPECT_EQ(setTime(*backprop, {"Python"}), 5);
+  EXPECT_EQ(backprop->cpuGpu, 19);
+  EXPECT_EQ(backprop->launchedGpu, 19);
+  EXPECT_EQ(backprop->transitions.toCudaApi, 1u);
+  EXPECT_EQ(find(b, "step")->time, 10);
+  EXPECT_EQ(find(b, "inference"), nullptr);
+
+  // [70, 100): the kernel runs [70, 80) inside, but was launched before: wall time, no launch.
+  b = analyzeWindow(path, 70, 100);
+  backprop = find(b, "backprop");
+  ASSERT_NE(backprop, nullptr);
+  EXPECT_EQ(backprop->cpuGpu, 10);
+  EXPECT_EQ(backprop->launchedGpu, 0);
+  EXPECT_EQ(backprop->transitions.toCudaApi, 0u);
+  EXPECT_EQ(backprop->transitions.pythonToBackend, 0u);  // the Backend call started at 55
+  for (const auto& o : b.operations) EXPECT_EQ(o.launchedGpu, 0) << o.name;
+
+  // [55, 62): the launch is inside, the kernel mostly after it: launched whole, run clipped.
+  b = analyzeWindow(path, 55, 62);
+  backprop = find(b, "backprop");
+  ASSERT_NE(backprop, nullptr);
+  EXPECT_EQ(backprop->launchedGpu, 19);
+  EXPECT_EQ(backprop->cpuGpu, 1);
+  EXPECT_EQ(backprop->transitions.pythonToBackend, 1u);
+}
+
+// Operations of two threads that both started before the window start together once clipped:
+// the one that started last still owns the time, as without a window.
+TEST(Window, ClippedOperationsKeepTheirOwnership) {
+  testing::TempDir dir;
+  auto path = dir / "threads.sqlite";
+  {
+    trace::TraceWriter w(path);
+    w.addProcess({.globalPid = trace::globalPidOf(kPid), .pid = kPid, .name = "python"});
+    w.addCpuInterval({.start = 0, .end = 100, .globalTid = kMain, .category = Category::kPython});
+    w.addCpuInterval(
+        {.start = 20, .end = 60, .globalTid = kWorker, .category = Category::kSimulator});
+    w.addOperation(
+        {.id = 2, .start = 20, .end = 60, .globalTid = kWorker, .nameId = w.intern("simulate")});
+    w.addOperation(
+        {.id = 1, .start = 0, .end = 100, .globalTid = kMain, .nameId = w.intern("train")});
+    w.commit();
+  }
+  Breakdown b = analyzeWindow(path, 30, 80);
+  ASSERT_NE(find(b, "simulate"), nullptr);
+  EXPECT_EQ(find(b, "simulate")->time, 30);
+  EXPECT_EQ(find(b, "train")->time, 20);
+}
+
+TEST(Window, EmptyOrInvertedWindowsHaveNothing) {
+  testing::TempDir dir;
+  auto path = writeStep(dir);
+  for (auto [t0, t1] : {std::pair<trace::TimeNs, trace::TimeNs>{50, 50}, {80, 20}, {500, 600}}) {
+    Breakdown b = analyzeWindow(path, t0, t1);
+    EXPECT_EQ(b.totalNs, 0);
+    EXPECT_TRUE(b.operations.empty());
+  }
+}
+
+// One operation [0, 1000) of a Python thread that calls the backend [400, 600) and launches a
+// kernel [500, 900) at [420, 430); rlscope-prof features on, 2 Python transitions, 2000 ns.
+std::filesystem::path writeCorrectable(const testing::TempDir& dir) {
+  auto path = dir / "correctable.sqlite";
+  trace::TraceWriter w(path);
+  w.setMeta(trace::meta::kFeatures,
+            R"({"nvtx": true, "python": true, "cuda_api": true, "gpu_activity": true})");
+  w.setMeta(trace::meta::kCommandElapsedNs, "2000");
+  w.setMeta(trace::meta::kPythonTransitions, "2");
+  w.addProcess({.globalPid = trace::globalPidOf(kPid), .pid = kPid, .name = "python"});
+  w.addCpuInterval({.start = 0, .end = 1000, .globalTid = kMain, .category = Category::kPython});
+  w.addCpuInterval({.start = 400, .end = 600, .globalTid = kMain, .category = Category::kBackend});
+  addLaunch(w, 420, 430, 7);
+  addKernel(w, 500, 900, 7);
+  addOperation(w, 1, 0, 1000, "update");
+  w.commit();
+  return path;
+}
+
+Calibration knownCosts() {
+  Calibration c;
+  c.uninstrumentedNs = {1700, 0, 1};
+  c.costs = {{cost::kProcess, "", {10, 0, 1}},
+             {cost::kAnnotation, "", {100, 0, 1}},
+             {cost::kPythonTransition, "", {50, 0, 1}},
+             {cost::kCupti, "cudaLaunchKernel", {5, 0, 1}}};
+  return c;
+}
+
+bool hasNoteStarting(const Correction& c, const std::string& prefix) {
+  return std::any_of(c.notes.begin(), c.notes.end(),
+                     [&](const std::string& n) { return n.starts_with(prefix); });
+}
+
+TEST(Window, CorrectionCountsTheEventsInside) {
+  testing::TempDir dir;
+  auto path = writeCorrectable(dir);
+  Calibration cal = knownCosts();
+  auto analyze = [&](trace::TimeNs t0, trace::TimeNs t1) {
+    trace::TraceReader reader(path);
+    AnalyzeOptions options{.calibration = &cal, .calibrationOrigin = "test"};
+    options.window = TimeWindow{t0, t1};
+    return analyzeTrace(reader, options);
+  };
+
+  // [0, 500): the annotation [0, 100), the transition before the call [350, 400) and CUPTI's
+  // [420, 425) are inside; the transition after it, [600, 650), is not.
+  Breakdown b = analyze(0, 500);
+  ASSERT_TRUE(b.correction.has_value());
+  const Correction& c = *b.correction;
+  EXPECT_EQ(find(b, "update")->time, 500 - 100 - 50 - 5);
+  EXPECT_EQ(c.sources.at(cost::kAnnotation).events, 1);
+  EXPECT_EQ(c.sources.at(cost::kAnnotation).breakdownNs, 100);
+  EXPECT_EQ(c.sources.at(cost::kPythonTransition).events, 2);  // the one call, in and out
+  EXPECT_EQ(c.sources.at(cost::kPythonTransition).breakdownNs, 50);
+  EXPECT_EQ(c.sources.at(cost::kCupti).events, 1);
+  EXPECT_EQ(c.sources.count(cost::kProcess), 0u);
+  EXPECT_TRUE(hasNoteStarting(c, cost::kProcess)) << "the process cost is the whole run's";
+  EXPECT_DOUBLE_EQ(c.uncorrectedTotalNs, 500);
+  EXPECT_DOUBLE_EQ(c.correctedTotalNs, 500 - 100 - 2 * 50 - 5);
+  EXPECT_FALSE(c.biasPct.has_value());
+
+  // [500, 1000): no event starts inside; the transition after the call still costs the CPU time
+  // under it, which leaves the kernel as GPU-only time.
+  b = analyze(500, 1000);
+  const auto* update = find(b, "update");
+  ASSERT_NE(update, nullptr);
+  EXPECT_EQ(update->time, 500);
+  EXPECT_EQ(setTime(*update, {"Backend", "GPU kernel", "Python"}), 100);
+  EXPECT_EQ(setTime(*update, {"GPU kernel"}), 50);
+  EXPECT_EQ(setTime(*update, {"GPU kernel", "Python"}), 250);
+  EXPECT_EQ(setTime(*update, {"Python"}), 100);
+  EXPECT_EQ(b.correction->sources.at(cost::kAnnotation).events, 0);
+  EXPECT_EQ(b.correction->sources.at(cost::kPythonTransition).events, 0);
+  EXPECT_DOUBLE_EQ(b.correction->correctedTotalNs, 500);
+}
+
+}  // namespace
+}  // namespace rlscope::analysis
