@@ -8,6 +8,14 @@
 // - BM_LodFrame/Z: one frame = the level-of-detail query of every track of that trace, 2000
 //   pixels wide, over a window of 1/Z of the trace, panned to a new place each frame. Counters:
 //   `median_ms` and `worst_ms` per frame, `blocks` drawn per frame.
+// - BM_CorrelationIndex: building the API call <-> GPU activity index of that trace. Counters:
+//   `linked` (calls and activities indexed), `bytes_per_linked`, `bytes_per_event` (over all
+//   items), `index_MiB`.
+// - BM_Search/Q: a search over that trace: 0 a substring ignoring case ("kernel": launches and two
+//   of the four kernels), 1 a regex ("^(sgemm|adam)_"), 2 an exact name ("aten::addmm"), 3 no
+//   match. Counters: `matches`, `bytes_per_match`, `next_us` (one next(t) at a random time).
+// - BM_EventDetails: what a click costs, the details of random items of every track read back
+//   from the trace (cold statements on the first read). Counters: `mean_us`, `worst_us`.
 // The trace is RL-shaped as in analysis_bench: a main thread running steps (inference,
 // simulation, backprop) of Python, Backend and Simulator intervals, with CUDA launches nested in
 // the Backend calls and their kernels, copies and memsets queued on two streams; a prefetching
@@ -26,6 +34,9 @@
 #include <string>
 #include <vector>
 
+#include "correlation_index.h"
+#include "event_details.h"
+#include "event_search.h"
 #include "lod_query.h"
 #include "rlscope/trace/global_id.h"
 #include "rlscope/trace/reader.h"
@@ -270,6 +281,85 @@ BENCHMARK(BM_LodFrame)
     ->Iterations(200)
     ->Unit(benchmark::kMicrosecond)
     ->UseRealTime();
+
+void BM_CorrelationIndex(benchmark::State& state) {
+  const gui::TimelineData& data = timeline();
+  std::size_t linked = 0, bytes = 0;
+  for (auto _ : state) {
+    gui::CorrelationIndex index(data);
+    linked = index.calls() + index.activities();
+    bytes = index.memoryBytes();
+    benchmark::DoNotOptimize(linked);
+  }
+  state.SetItemsProcessed(state.iterations() * data.itemCount);
+  state.counters["linked"] = static_cast<double>(linked);
+  state.counters["bytes_per_linked"] = static_cast<double>(bytes) / static_cast<double>(linked);
+  state.counters["bytes_per_event"] =
+      static_cast<double>(bytes) / static_cast<double>(data.itemCount);
+  state.counters["index_MiB"] = static_cast<double>(bytes) / (1 << 20);
+}
+BENCHMARK(BM_CorrelationIndex)->Iterations(5)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_Search(benchmark::State& state) {
+  const gui::TimelineData& data = timeline();
+  using Mode = gui::SearchQuery::Mode;
+  static const gui::SearchQuery kQueries[] = {
+      {.text = "kernel", .mode = Mode::kSubstring},
+      {.text = "^(sgemm|adam)_", .mode = Mode::kRegex},
+      {.text = "aten::addmm", .mode = Mode::kExact, .caseSensitive = true},
+      {.text = "no such event", .mode = Mode::kSubstring}};
+  const gui::SearchQuery& query = kQueries[state.range(0)];
+  std::size_t matches = 0, bytes = 0;
+  double nextUs = 0;
+  for (auto _ : state) {
+    gui::EventSearch search(data, query);
+    matches = search.count();
+    bytes = search.memoryBytes();
+    state.PauseTiming();
+    std::mt19937_64 rng(1);
+    std::uniform_int_distribution<TimeNs> at(data.span.start, data.span.end);
+    constexpr int kSteps = 10'000;
+    auto t0 = std::chrono::steady_clock::now();
+    std::size_t sum = 0;
+    for (int i = 0; i < kSteps; ++i) sum += search.next(at(rng)).value_or(0);
+    auto t1 = std::chrono::steady_clock::now();
+    benchmark::DoNotOptimize(sum);
+    nextUs = std::chrono::duration<double, std::micro>(t1 - t0).count() / kSteps;
+    state.ResumeTiming();
+  }
+  state.SetLabel(query.text);
+  state.SetItemsProcessed(state.iterations() * data.itemCount);
+  state.counters["matches"] = static_cast<double>(matches);
+  state.counters["bytes_per_match"] =
+      matches ? static_cast<double>(bytes) / static_cast<double>(matches) : 0;
+  state.counters["next_us"] = nextUs;
+}
+BENCHMARK(BM_Search)->DenseRange(0, 3)->Iterations(5)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_EventDetails(benchmark::State& state) {
+  const gui::TimelineData& data = timeline();
+  std::vector<const gui::Track*> tracks;
+  data.forEachTrack([&](const gui::Track& t) { tracks.push_back(&t); });
+  gui::EventDetailsReader reader(traceFile().path());
+  std::mt19937_64 rng(3);
+  std::vector<double> us;
+  std::size_t fields = 0;
+  for (auto _ : state) {
+    const gui::Track& t = *tracks[rng() % tracks.size()];
+    const gui::TrackItem& item = t.row[rng() % t.row.size()];
+    auto t0 = std::chrono::steady_clock::now();
+    gui::EventDetails d = reader.read(data, t, item);
+    auto t1 = std::chrono::steady_clock::now();
+    us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+    fields += d.fields.size();
+  }
+  double sum = 0;
+  for (double u : us) sum += u;
+  state.counters["mean_us"] = sum / static_cast<double>(us.size());
+  state.counters["worst_us"] = *std::max_element(us.begin(), us.end());
+  state.counters["fields"] = static_cast<double>(fields) / static_cast<double>(us.size());
+}
+BENCHMARK(BM_EventDetails)->Iterations(2000)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
 }  // namespace
 

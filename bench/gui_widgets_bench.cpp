@@ -71,8 +71,8 @@ void BM_PaintFrame(benchmark::State& state) {
     if (t.kind == gui::TrackKind::kGpuStream && !kernels) kernels = &t;
   });
   if (calls && kernels) {
-    view.select(gui::ItemRef{calls, calls->row.size() / 2});
-    view.setLinks({gui::ItemRef{kernels, kernels->row.size() / 2}});
+    view.select(gui::ItemLocation{calls, calls->row.size() / 2});
+    view.setLinks({gui::ItemLocation{kernels, kernels->row.size() / 2}});
   }
   QImage image(view.size(), QImage::Format_RGB32);
 

@@ -11,6 +11,7 @@ namespace rlscope::gui {
 namespace {
 // Links beyond this many are summarised: a memcpy-heavy call can launch thousands.
 constexpr int kMaxLinkButtons = 50;
+constexpr int kMaxLinkText = 100;  // characters of a link's button
 }  // namespace
 
 DetailsPanel::DetailsPanel(QWidget* parent)
@@ -21,6 +22,7 @@ DetailsPanel::DetailsPanel(QWidget* parent)
       linkLayout_(new QVBoxLayout(linkBox_)) {
   auto* layout = new QVBoxLayout(this);
   title_->setWordWrap(true);
+  title_->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);  // long names wrap or clip
   title_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   QFont bold = title_->font();
   bold.setBold(true);
@@ -59,8 +61,15 @@ void DetailsPanel::showEvent(const QString& title, const std::vector<Field>& fie
   const int shown = std::min<int>(static_cast<int>(links.size()), kMaxLinkButtons);
   linkCount_ = shown;
   for (int i = 0; i < shown; ++i) {
-    auto* button = new QPushButton(tr("→ %1").arg(links[i]), linkBox_);
-    button->setToolTip(tr("Select it on the timeline (or double-click the event)"));
+    // Kernel names run to thousands of characters: elided here, whole in the tooltip, and the
+    // button never asks for more width than the dock has.
+    const QString full = tr("→ %1").arg(links[i]);
+    auto* button = new QPushButton(full.size() > kMaxLinkText
+                                       ? full.left(kMaxLinkText - 1) + QStringLiteral("…")
+                                       : full,
+                                   linkBox_);
+    button->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Fixed);
+    button->setToolTip(full + tr("\nSelect it on the timeline (or double-click the event)"));
     button->setStyleSheet(QStringLiteral("text-align: left"));
     connect(button, &QPushButton::clicked, this, [this, i] { emit linkActivated(i); });
     linkLayout_->addWidget(button);

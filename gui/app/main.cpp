@@ -1,7 +1,11 @@
 // rlscope-gui [TRACE]: the timeline viewer. With --screenshot it renders the main window off
 // screen to a PNG and exits, for scripts and CI (design.md §5).
 #include <QApplication>
+#include <QEventLoop>
 #include <QSaveFile>
+#include <QTimer>
+#include <cmath>
+#include <cstdlib>
 #include <cstdio>
 #include <exception>
 #include <iostream>
@@ -11,18 +15,28 @@
 #include <string_view>
 #include <utility>
 
+#include "analysis_panel.h"
 #include "main_window.h"
 #include "trace_file.h"
 
 namespace {
 
+constexpr int kAnalysisWaitMs = 120'000;
+
 constexpr std::string_view kUsage =
     "usage: rlscope-gui [TRACE]\n"
-    "       rlscope-gui --screenshot OUT.png [--size WxH] TRACE\n"
+    "       rlscope-gui --screenshot OUT.png [--size WxH] [--window T0:T1] [--search TEXT] TRACE\n"
     "\n"
-    "Shows a trace (rlscope, Kineto JSON or Nsight Systems SQLite) on a timeline.\n"
-    "  --screenshot OUT.png  render the window off screen, the whole trace fitted, and exit\n"
+    "Shows a trace (rlscope, Kineto JSON or Nsight Systems SQLite) on a timeline, with the\n"
+    "selected event's details and the analysis of the run, a range or an operation beside it.\n"
+    "  --screenshot OUT.png  render the window off screen and exit: the whole trace fitted, the\n"
+    "                        analysis panel filled in (waits for it, at most 2 minutes)\n"
     "  --size WxH            the window's size for --screenshot (default 1600x900)\n"
+    "  --window T0:T1        with --screenshot: show this window, times from the trace's start\n"
+    "                        with a unit (ns, us, ms, s): 30s:43s, 120ms:125.5ms\n"
+    "  --search TEXT         with --screenshot: search event names for TEXT (substring) and\n"
+    "                        select the first match: its details, its links, and for an\n"
+    "                        operation its analysis\n"
     "  --help                show this text\n";
 
 struct Options {
@@ -30,8 +44,38 @@ struct Options {
   std::string screenshot;
   int width = 1600;
   int height = 900;
+  std::optional<std::pair<double, double>> window;  // ns from the trace's start
+  std::string search;
   bool help = false;
 };
+
+// "30s", "120ms", "1.5us", "800ns" in nanoseconds.
+std::optional<double> parseTime(std::string_view text) {
+  static constexpr std::pair<std::string_view, double> kUnits[] = {
+      {"ns", 1}, {"us", 1e3}, {"µs", 1e3}, {"ms", 1e6}, {"s", 1e9}};
+  for (const auto& [suffix, scale] : kUnits) {
+    if (!text.ends_with(suffix)) continue;
+    const std::string number(text.substr(0, text.size() - suffix.size()));
+    char* end = nullptr;
+    const double value = std::strtod(number.c_str(), &end);
+    if (number.empty() || end != number.c_str() + number.size() || !std::isfinite(value) ||
+        value < 0) {
+      return std::nullopt;
+    }
+    return value * scale;
+  }
+  return std::nullopt;
+}
+
+bool parseWindow(std::string_view text, Options& options) {
+  const auto colon = text.find(':');
+  if (colon == std::string_view::npos) return false;
+  const auto t0 = parseTime(text.substr(0, colon));
+  const auto t1 = parseTime(text.substr(colon + 1));
+  if (!t0 || !t1 || !(*t0 < *t1)) return false;
+  options.window = {*t0, *t1};
+  return true;
+}
 
 bool parseSize(std::string_view text, Options& options) {
   int w = 0;
@@ -56,6 +100,13 @@ std::optional<std::string> parse(int argc, char** argv, Options& options) {
       options.screenshot = argv[++i];
     } else if (arg == "--size") {
       if (!hasValue || !parseSize(argv[++i], options)) return "--size needs WxH, e.g. 1600x900";
+    } else if (arg == "--window") {
+      if (!hasValue || !parseWindow(argv[++i], options)) {
+        return "--window needs START:END with units, START before END, e.g. 30s:43s";
+      }
+    } else if (arg == "--search") {
+      if (!hasValue || std::string_view(argv[i + 1]).empty()) return "--search needs a text";
+      options.search = argv[++i];
     } else if (arg.starts_with("-")) {
       return "unknown option " + std::string(arg) + " (see --help)";
     } else if (!options.trace.empty()) {
@@ -65,6 +116,9 @@ std::optional<std::string> parse(int argc, char** argv, Options& options) {
     }
   }
   if (!options.screenshot.empty() && options.trace.empty()) return "--screenshot needs a TRACE";
+  if (options.screenshot.empty() && (options.window || !options.search.empty())) {
+    return "--window and --search go with --screenshot";
+  }
   return std::nullopt;
 }
 
@@ -92,6 +146,23 @@ int screenshot(int argc, char** argv, const Options& options) {
   window.showDocument(std::move(doc));
   window.resize(options.width, options.height);
   window.show();
+  QApplication::processEvents();
+  if (!options.search.empty() && window.findAndSelect(QString::fromStdString(options.search)) == 0) {
+    return fail("no event name contains '" + options.search + "'");
+  }
+  if (options.window) {
+    const double origin = static_cast<double>(window.document()->timeline.span.start);
+    window.timelineView()->showWindow(origin + options.window->first,
+                                      origin + options.window->second);
+  }
+  // The analysis runs on a worker thread: wait for it, so that the panel shows its result.
+  if (window.analysisPanel()->isAnalyzing()) {
+    QEventLoop loop;
+    QObject::connect(window.analysisPanel(), &rlscope::gui::AnalysisPanel::analysisFinished, &loop,
+                     &QEventLoop::quit);
+    QTimer::singleShot(kAnalysisWaitMs, &loop, &QEventLoop::quit);
+    loop.exec();
+  }
   QApplication::processEvents();
   // QSaveFile writes beside the target and renames: a failed save leaves no half-written PNG.
   QSaveFile file(QString::fromStdString(options.screenshot));

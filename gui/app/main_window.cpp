@@ -11,12 +11,17 @@
 #include <QMessageBox>
 #include <QMimeData>
 #include <QProgressDialog>
+#include <QScrollArea>
 #include <QSettings>
 #include <QStatusBar>
 #include <QVBoxLayout>
 #include <utility>
 
+#include "analysis_panel.h"
 #include "details_panel.h"
+#include "duration_text.h"
+#include "event_details.h"
+#include "event_search.h"
 #include "search_bar.h"
 #include "trace_loader.h"
 
@@ -25,15 +30,45 @@ namespace rlscope::gui {
 namespace {
 const QString kRecentKey = QStringLiteral("recentFiles");
 constexpr int kProgressSteps = 1000;
+// Links drawn and listed for one selection: a graph launch or a copy-heavy call can have thousands.
+constexpr std::size_t kMaxLinks = 1000;
+
+QString text(const std::string& s) {
+  return QString::fromStdString(s);
+}
+
+QString counted(std::size_t n, const char* one, const char* many) {
+  return QStringLiteral("%1 %2").arg(n).arg(QLatin1String(n == 1 ? one : many));
+}
+
+// "train.sqlite: 1234 events, 1 process, 2 GPUs": what the status bar says of a trace.
+QString summaryOf(const QString& name, const TimelineData& timeline) {
+  QString summary = QStringLiteral("%1: %2, %3, %4")
+                        .arg(name, counted(static_cast<std::size_t>(timeline.itemCount), "event",
+                                           "events"),
+                             counted(timeline.processes.size(), "process", "processes"),
+                             counted(timeline.devices.size(), "GPU", "GPUs"));
+  if (timeline.damagedRows > 0) {
+    summary += QStringLiteral(" (%1 damaged rows left out)").arg(timeline.damagedRows);
+  }
+  return summary;
+}
 }  // namespace
 
-struct MainWindow::Model {};
+// What the window computes from the document for the user's questions.
+struct MainWindow::Model {
+  explicit Model(const TraceDocument& doc) : details(doc.tracePath) {}
+  EventDetailsReader details;  // its own read-only connection, opened on the first click
+  std::shared_ptr<const EventSearch> search;  // shared with the view's highlight
+  std::optional<std::size_t> currentMatch;
+};
 
 MainWindow::MainWindow(QWidget* parent)
     : QMainWindow(parent),
       view_(new TimelineView(this)),
       search_(new SearchBar(this)),
       details_(new DetailsPanel(this)),
+      analysis_(new AnalysisPanel(this)),
       loader_(new TraceLoader(this)),
       status_(new QLabel(this)) {
   auto* central = new QWidget(this);
@@ -51,6 +86,16 @@ MainWindow::MainWindow(QWidget* parent)
   detailsDock->setObjectName(QStringLiteral("details"));
   detailsDock->setWidget(details_);
   addDockWidget(Qt::RightDockWidgetArea, detailsDock);
+  auto* analysisDock = new QDockWidget(tr("Analysis"), this);
+  analysisDock->setObjectName(QStringLiteral("analysis"));
+  // Scrolled, so that the panel's tables and chart never force the window taller than asked.
+  auto* analysisScroll = new QScrollArea(analysisDock);
+  analysisScroll->setWidgetResizable(true);
+  analysisScroll->setFrameShape(QFrame::NoFrame);
+  analysis_->setMinimumHeight(440);  // below that it scrolls rather than squeezing the chart
+  analysisScroll->setWidget(analysis_);
+  analysisDock->setWidget(analysisScroll);
+  addDockWidget(Qt::BottomDockWidgetArea, analysisDock);
 
   QMenu* file = menuBar()->addMenu(tr("&File"));
   file->addAction(tr("&Open…"), QKeySequence::Open, this, &MainWindow::chooseFile);
@@ -62,7 +107,21 @@ MainWindow::MainWindow(QWidget* parent)
   viewMenu->addAction(tr("&Find…"), QKeySequence::Find, search_, &SearchBar::focusPattern);
   viewMenu->addAction(tr("&Fit the whole trace"), view_, &TimelineView::fit);
   viewMenu->addSeparator();
+  // The details need room for a kernel's names and a copy's sizes; the analysis for its bars.
+  resizeDocks({detailsDock}, {380}, Qt::Horizontal);
+  resizeDocks({analysisDock}, {360}, Qt::Vertical);
+  viewMenu->addAction(tr("Zoom to the selected &range"), this, [this] {
+    if (const auto range = view_->range()) {
+      view_->showWindow(static_cast<double>(range->start), static_cast<double>(range->end));
+    }
+  });
+  viewMenu->addAction(tr("Analyze the &whole run"), this, [this] {
+    view_->setRange(std::nullopt);
+    view_->select(std::nullopt);
+  });
+  viewMenu->addSeparator();
   viewMenu->addAction(detailsDock->toggleViewAction());
+  viewMenu->addAction(analysisDock->toggleViewAction());
 
   connect(loader_, &TraceLoader::progress, this, &MainWindow::onProgress);
   connect(loader_, &TraceLoader::loaded, this, &MainWindow::onLoaded);
@@ -74,6 +133,7 @@ MainWindow::MainWindow(QWidget* parent)
   connect(view_, &TimelineView::selectionChanged, this, &MainWindow::onSelectionChanged);
   connect(view_, &TimelineView::itemActivated, this, [this] { followLink(0); });
   connect(view_, &TimelineView::rangeChanged, this, &MainWindow::onRangeChanged);
+  connect(view_, &TimelineView::rangeSelected, this, &MainWindow::analyzeSelection);
   connect(details_, &DetailsPanel::linkActivated, this, &MainWindow::followLink);
   connect(search_, &SearchBar::changed, this, &MainWindow::onSearchChanged);
   connect(search_, &SearchBar::next, this, [this] { goToMatch(true); });
@@ -130,23 +190,16 @@ void MainWindow::onFailed(const QString& path, const QString& message) {
 
 void MainWindow::showDocument(std::shared_ptr<const TraceDocument> doc) {
   doc_ = std::move(doc);
-  model_ = std::make_unique<Model>();
+  model_ = doc_ ? std::make_unique<Model>(*doc_) : nullptr;
   view_->setData(TraceDocument::timelineOf(doc_));
   view_->setFocus();  // the navigation keys work at once
   details_->clear();
+  analysis_->setTrace(doc_ ? QString::fromStdString(doc_->tracePath.string()) : QString());
   const TimelineData* timeline = view_->data();
   const QString name = doc_ ? QFileInfo(QString::fromStdString(doc_->source.string())).fileName()
                             : QString();
   setWindowTitle(doc_ ? tr("%1 — rlscope").arg(name) : tr("rlscope"));
-  status_->setText(timeline ? tr("%1: %2 events, %3 processes, %4 GPUs%5")
-                              .arg(name)
-                              .arg(timeline->itemCount)
-                              .arg(timeline->processes.size())
-                              .arg(timeline->devices.size())
-                              .arg(timeline->damagedRows > 0
-                                       ? tr(" (%1 damaged rows left out)").arg(timeline->damagedRows)
-                                       : QString())
-                        : QString());
+  status_->setText(timeline ? summaryOf(name, *timeline) : QString());
   onSearchChanged();
 }
 
@@ -197,16 +250,122 @@ void MainWindow::onRangeChanged() {
   if (!range) return;
   status_->setText(
       tr("Range %1 – %2: %3")
-          .arg(QString::fromStdString(formatDuration(
+          .arg(QString::fromStdString(durationText(
               static_cast<double>(range->start - view_->data()->span.start))))
           .arg(QString::fromStdString(
-              formatDuration(static_cast<double>(range->end - view_->data()->span.start))))
-          .arg(QString::fromStdString(formatDuration(static_cast<double>(range->end - range->start)))));
+              durationText(static_cast<double>(range->end - view_->data()->span.start))))
+          .arg(QString::fromStdString(durationText(static_cast<double>(range->end - range->start)))));
 }
 
-void MainWindow::onSelectionChanged() {}
-void MainWindow::followLink(int) {}
-void MainWindow::onSearchChanged() {}
-void MainWindow::goToMatch(bool) {}
+void MainWindow::analyzeSelection() {
+  if (const auto range = view_->range()) {
+    analysis_->setScope(AnalysisScope::range(range->start, range->end));
+  } else if (const auto selected = view_->selection();
+             selected && selected->item().source == ItemSource::kOperation &&
+             selected->item().rowId != 0) {
+    analysis_->setScope(AnalysisScope::operation(selected->item().rowId));
+  } else {
+    analysis_->setScope(AnalysisScope::wholeRun());
+  }
+}
+
+void MainWindow::onSelectionChanged() {
+  const auto selected = view_->selection();
+  // The analysis follows an operation, or the whole run once nothing is selected; other events
+  // keep what it shows. A range takes precedence.
+  if (!view_->range() && (!selected || selected->item().source == ItemSource::kOperation)) {
+    analyzeSelection();
+  }
+  if (!selected || !doc_) {
+    details_->clear();
+    return;
+  }
+  if (model_->search) model_->currentMatch = model_->search->indexOf(*selected);
+  if (model_->search && model_->currentMatch) {
+    search_->showResult(static_cast<int>(*model_->currentMatch) + 1,
+                        static_cast<int>(model_->search->count()));
+  }
+  std::vector<ItemLocation> links = doc_->links.linked(*selected->track, selected->index, kMaxLinks);
+  const std::size_t linkCount = doc_->links.linkedCount(*selected->track, selected->index);
+  const EventDetails d = model_->details.read(doc_->timeline, *selected->track, selected->item());
+  std::vector<DetailsPanel::Field> fields;
+  fields.reserve(d.fields.size() + 2);
+  for (const DetailField& f : d.fields) fields.emplace_back(text(f.label), text(f.value));
+  if (!d.problem.empty()) fields.emplace_back(tr("Problem"), text(d.problem));
+  if (linkCount > links.size()) {
+    fields.emplace_back(tr("Links"), tr("%1 (the first %2 shown)").arg(linkCount).arg(links.size()));
+  }
+  std::vector<QString> linkTexts;
+  linkTexts.reserve(links.size());
+  for (const ItemLocation& link : links) {
+    linkTexts.push_back(tr("%1  (%2, %3)")
+                            .arg(QString::fromUtf8(doc_->timeline.name(link.item())),
+                                 text(link.track->label),
+                                 text(durationText(static_cast<double>(link.item().end -
+                                                                       link.item().start)))));
+  }
+  details_->showEvent(text(d.title), fields, linkTexts);
+  view_->setLinks(std::move(links));
+}
+
+void MainWindow::followLink(int index) {
+  const std::vector<ItemLocation>& links = view_->links();
+  if (index < 0 || static_cast<std::size_t>(index) >= links.size()) return;
+  view_->select(links[static_cast<std::size_t>(index)], /*reveal=*/true);
+}
+
+void MainWindow::onSearchChanged() {
+  if (!model_) return;
+  model_->search.reset();
+  model_->currentMatch.reset();
+  view_->setHighlight(nullptr);
+  const SearchRequest request = search_->request();
+  if (request.pattern.isEmpty()) {
+    search_->showResult(0, 0);
+    return;
+  }
+  SearchQuery query;
+  query.text = request.pattern.toStdString();
+  query.mode = request.regex ? SearchQuery::Mode::kRegex : SearchQuery::Mode::kSubstring;
+  query.caseSensitive = request.caseSensitive;
+  try {
+    auto search = std::make_shared<const EventSearch>(doc_->timeline, query);
+    model_->search = search;
+    if (const auto selected = view_->selection()) model_->currentMatch = search->indexOf(*selected);
+    view_->setHighlight([search](const Track& track, std::size_t first, std::size_t count) {
+      return search->matchesAny(track, first, count);
+    });
+    search_->showResult(model_->currentMatch ? static_cast<int>(*model_->currentMatch) + 1 : 0,
+                        static_cast<int>(search->count()));
+  } catch (const InvalidSearch& e) {
+    search_->showError(QString::fromUtf8(e.what()));
+  }
+}
+
+std::size_t MainWindow::findAndSelect(const QString& text) {
+  search_->setRequest({text, false, false});
+  onSearchChanged();
+  if (!model_ || !model_->search || model_->search->empty()) return 0;
+  model_->currentMatch.reset();
+  view_->select(model_->search->match(0), /*reveal=*/true);
+  return model_->search->count();
+}
+
+void MainWindow::goToMatch(bool forward) {
+  if (!model_ || !model_->search || model_->search->empty()) return;
+  const EventSearch& search = *model_->search;
+  std::optional<std::size_t> i;
+  if (model_->currentMatch) {
+    i = forward ? search.nextAfter(*model_->currentMatch)
+                : search.previousBefore(*model_->currentMatch);
+  } else {
+    // From the middle of the window: the match the user is looking towards.
+    const auto t = static_cast<TimeNs>(view_->viewState().start() + view_->viewState().span() / 2);
+    i = forward ? search.next(t) : search.previous(t);
+  }
+  if (!i) return;
+  model_->currentMatch = i;
+  view_->select(search.match(*i), /*reveal=*/true);
+}
 
 }  // namespace rlscope::gui

@@ -1,5 +1,6 @@
 // The main window: the search bar over the timeline, the selected event's details in a dock on
-// the right, the analysis panel in a dock below; File ▸ Open, Open Recent and drag and drop.
+// the right, the analysis panel (of the selected range, else the selected operation, else the
+// whole run) in a dock below; File ▸ Open, Open Recent and drag and drop.
 // Traces load on a worker thread (trace_loader.h) with progress and Cancel; the window keeps the
 // trace it shows until the new one is read. A file that cannot be opened is reported in a message
 // box. The window ties the parts together: what the timeline selects, the details, links and
@@ -22,6 +23,7 @@ class QProgressDialog;
 
 namespace rlscope::gui {
 
+class AnalysisPanel;
 class DetailsPanel;
 class SearchBar;
 class TraceLoader;
@@ -45,6 +47,10 @@ class MainWindow : public QMainWindow {
   TimelineView* timelineView() const { return view_; }
   DetailsPanel* detailsPanel() const { return details_; }
   SearchBar* searchBar() const { return search_; }
+  AnalysisPanel* analysisPanel() const { return analysis_; }
+  // Searches event names for `text` (substring, any case), as the search bar does, and selects the
+  // first match in time. Returns the number of matches.
+  std::size_t findAndSelect(const QString& text);
   // Most recent first; kept in QSettings.
   QStringList recentFiles() const;
 
@@ -69,11 +75,15 @@ class MainWindow : public QMainWindow {
   void onSearchChanged();
   void goToMatch(bool forward);
   void onRangeChanged();
+  // The analysis follows the selection: a selected range, else a selected operation, else the
+  // whole run.
+  void analyzeSelection();
 
   std::shared_ptr<const TraceDocument> doc_;
   TimelineView* view_;
   SearchBar* search_;
   DetailsPanel* details_;
+  AnalysisPanel* analysis_;
   TraceLoader* loader_;
   QProgressDialog* progress_ = nullptr;
   QMenu* recentMenu_ = nullptr;

@@ -6,6 +6,7 @@
 #include <QKeyEvent>
 #include <QLabel>
 #include <QLineEdit>
+#include <QSignalBlocker>
 #include <QTimer>
 #include <QToolButton>
 
@@ -65,6 +66,15 @@ SearchBar::SearchBar(QWidget* parent)
 
 SearchRequest SearchBar::request() const {
   return {pattern_->text(), regex_->isChecked(), caseSensitive_->isChecked()};
+}
+
+void SearchBar::setRequest(const SearchRequest& request) {
+  const QSignalBlocker blockPattern(pattern_);
+  const QSignalBlocker blockRegex(regex_);
+  const QSignalBlocker blockCase(caseSensitive_);
+  pattern_->setText(request.pattern);
+  regex_->setChecked(request.regex);
+  caseSensitive_->setChecked(request.caseSensitive);
 }
 
 void SearchBar::showResult(int current, int total) {

@@ -26,6 +26,8 @@ class SearchBar : public QWidget {
   explicit SearchBar(QWidget* parent = nullptr);
 
   SearchRequest request() const;
+  // Shows a request, as if typed (without waiting for the typing pause or emitting changed).
+  void setRequest(const SearchRequest& request);
   // "3 of 120" (current is 1-based; 0 when none is selected), "no match", or an error (a bad
   // regular expression) in red.
   void showResult(int current, int total);

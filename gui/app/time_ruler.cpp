@@ -38,24 +38,4 @@ std::string formatTick(double ns, const TickStep& step) {
   return buffer;
 }
 
-std::string formatDuration(double ns) {
-  const double magnitude = std::fabs(ns);
-  TimeUnit unit = kUnits[0];
-  for (const TimeUnit& u : kUnits) {
-    if (magnitude >= u.ns) unit = u;
-  }
-  const double value = ns / unit.ns;
-  // Four significant digits at most, trailing zeros dropped: 1.5 s, 12.35 µs, 850 ns.
-  const double abs = std::fabs(value);
-  const int decimals = unit.ns == 1 ? 0 : abs >= 100 ? 1 : abs >= 10 ? 2 : 3;
-  char buffer[64];
-  std::snprintf(buffer, sizeof buffer, "%.*f", decimals, value);
-  std::string text = buffer;
-  if (text.find('.') != std::string::npos) {
-    text.erase(text.find_last_not_of('0') + 1);
-    if (text.back() == '.') text.pop_back();
-  }
-  return text + " " + std::string(unit.suffix);
-}
-
 }  // namespace rlscope::gui

@@ -26,8 +26,4 @@ TickStep chooseTickStep(double spanNs, int widthPx, int minSpacingPx);
 // "1250 µs": a tick's time (from the trace's start) in the step's unit.
 std::string formatTick(double ns, const TickStep& step);
 
-// A duration for people, to about four significant digits in the largest unit it fills:
-// "850 ns", "12.35 µs", "3.142 ms", "1.5 s".
-std::string formatDuration(double ns);
-
 }  // namespace rlscope::gui

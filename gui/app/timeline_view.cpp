@@ -9,6 +9,8 @@
 #include <limits>
 #include <utility>
 
+#include "duration_text.h"
+
 namespace rlscope::gui {
 
 namespace {
@@ -95,7 +97,7 @@ const LayoutRow* TimelineView::rowAt(int y) const {
   return nullptr;
 }
 
-std::optional<ItemRef> TimelineView::itemAt(QPoint pos) const {
+std::optional<ItemLocation> TimelineView::itemAt(QPoint pos) const {
   if (!data_ || pos.x() < kLabelWidth) return std::nullopt;
   const LayoutRow* row = rowAt(pos.y());
   if (!row || !row->track) return std::nullopt;
@@ -103,10 +105,10 @@ std::optional<ItemRef> TimelineView::itemAt(QPoint pos) const {
   queryLod(row->track->row, {view_.windowStart(), view_.windowEnd(), plotWidth()}, blocks);
   const LodBlock* block = blockNear(blocks, pos.x() - kLabelWidth);
   if (!block) return std::nullopt;
-  return ItemRef{row->track, block->representative};
+  return ItemLocation{row->track, block->representative};
 }
 
-void TimelineView::select(std::optional<ItemRef> item, bool reveal) {
+void TimelineView::select(std::optional<ItemLocation> item, bool reveal) {
   if (item && !item->valid()) item.reset();
   if (item && reveal) {
     bool expanded = false;
@@ -125,7 +127,7 @@ void TimelineView::select(std::optional<ItemRef> item, bool reveal) {
   emit selectionChanged();
 }
 
-void TimelineView::setLinks(std::vector<ItemRef> links) {
+void TimelineView::setLinks(std::vector<ItemLocation> links) {
   links_ = std::move(links);
   update();
 }
@@ -182,7 +184,7 @@ void TimelineView::paintRuler(QPainter& p, const TickStep& step) {
     const int x1 = std::min(xOf(range_->end), width());
     p.fillRect(QRect(x0, 0, std::max(x1 - x0, 1), kRulerHeight), kRangeFill);
     const QString text = QString::fromStdString(
-        formatDuration(static_cast<double>(range_->end - range_->start)));
+        durationText(static_cast<double>(range_->end - range_->start)));
     p.setPen(kRangeEdge);
     p.drawText(QRect(x0, 0, std::max(x1 - x0, 1), kRulerHeight),
                Qt::AlignCenter | Qt::TextDontClip, text);
@@ -251,7 +253,7 @@ void TimelineView::paintRange(QPainter& p) {
   }
 }
 
-QRect TimelineView::itemRect(const ItemRef& ref) const {
+QRect TimelineView::itemRect(const ItemLocation& ref) const {
   const LayoutRow* row = layout_.rowOf(ref.track);
   if (!row) return {};
   int x0 = xOf(ref.item().start);
@@ -274,7 +276,7 @@ void TimelineView::paintSelection(QPainter& p) {
   p.setRenderHint(QPainter::Antialiasing);
   p.setBrush(Qt::NoBrush);
   const QRect from = itemRect(*selection_);
-  for (const ItemRef& link : links_) {
+  for (const ItemLocation& link : links_) {
     const QRect to = itemRect(link);
     if (to.isNull()) continue;
     p.setPen(QPen(kLink, 1.5, Qt::DashLine));
@@ -380,6 +382,7 @@ void TimelineView::mouseReleaseEvent(QMouseEvent* event) {
   if (event->button() != Qt::LeftButton) return QWidget::mouseReleaseEvent(event);
   // A press that did not move is a click: select what is under it (nothing on empty space).
   if (drag_ == Drag::kPending) select(itemAt(event->position().toPoint()));
+  if (drag_ == Drag::kRange && range_) emit rangeSelected();
   drag_ = Drag::kNone;
 }
 
@@ -414,7 +417,10 @@ void TimelineView::keyPressEvent(QKeyEvent* event) {
       }
       break;
     case Qt::Key_Escape:
-      if (range_) setRange(std::nullopt);
+      if (range_) {
+        setRange(std::nullopt);
+        emit rangeSelected();
+      }
       if (selection_) select(std::nullopt);
       break;
     default:

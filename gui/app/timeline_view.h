@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "category_palette.h"
+#include "item_location.h"
 #include "lod_query.h"
 #include "time_ruler.h"
 #include "timeline_data.h"
@@ -32,16 +33,6 @@
 class QPainter;
 
 namespace rlscope::gui {
-
-// One event of the timeline: an item of a track.
-struct ItemRef {
-  const Track* track = nullptr;
-  std::size_t index = 0;
-
-  bool valid() const { return track && index < track->row.size(); }
-  const TrackItem& item() const { return track->row[index]; }
-  bool operator==(const ItemRef&) const = default;
-};
 
 struct TimeRange {
   TimeNs start = 0;
@@ -71,16 +62,16 @@ class TimelineView : public QWidget {
 
   // The event drawn at a widget point: the item a block there stands for (its longest for a merged
   // block), within a few pixels. Nothing over labels, headers or empty space.
-  std::optional<ItemRef> itemAt(QPoint pos) const;
+  std::optional<ItemLocation> itemAt(QPoint pos) const;
 
-  std::optional<ItemRef> selection() const { return selection_; }
+  std::optional<ItemLocation> selection() const { return selection_; }
   // Selects an event (nothing for nullopt); `reveal` also brings it into view, expanding its
   // headers and scrolling to its row. Emits selectionChanged.
-  void select(std::optional<ItemRef> item, bool reveal = false);
+  void select(std::optional<ItemLocation> item, bool reveal = false);
   // The events the selection is linked to (a CUDA call's kernels, a kernel's call): drawn as
   // lines from the selection.
-  void setLinks(std::vector<ItemRef> links);
-  const std::vector<ItemRef>& links() const { return links_; }
+  void setLinks(std::vector<ItemLocation> links);
+  const std::vector<ItemLocation>& links() const { return links_; }
 
   std::optional<TimeRange> range() const { return range_; }
   void setRange(std::optional<TimeRange> range);
@@ -101,7 +92,10 @@ class TimelineView : public QWidget {
   void selectionChanged();
   // A double click on an event: its owner follows the event's link.
   void itemActivated();
+  // The range changed (while it is dragged, too).
   void rangeChanged();
+  // A Shift+drag ended with a range, or Escape cleared it: what the analysis follows.
+  void rangeSelected();
 
  protected:
   void paintEvent(QPaintEvent* event) override;
@@ -125,14 +119,14 @@ class TimelineView : public QWidget {
   void relayout();
   const LayoutRow* rowAt(int y) const;
   // The rectangle an item is drawn in, at least a few pixels wide; empty when its row is hidden.
-  QRect itemRect(const ItemRef& ref) const;
+  QRect itemRect(const ItemLocation& ref) const;
 
   std::shared_ptr<const TimelineData> data_;
   TimelineLayout layout_;
   ViewState view_;
   std::set<std::string> collapsed_;
-  std::optional<ItemRef> selection_;
-  std::vector<ItemRef> links_;
+  std::optional<ItemLocation> selection_;
+  std::vector<ItemLocation> links_;
   std::optional<TimeRange> range_;
   Highlight highlight_;
   // Reused from frame to frame, so that painting allocates nothing once warm.

@@ -45,6 +45,8 @@ std::shared_ptr<const TraceDocument> openTraceFile(const std::filesystem::path& 
   doc->timeline = loadTimeline(reader, [&](double fraction) {
     return !progress || progress("Reading the trace", fraction);
   });
+  report("Linking CUDA calls to their GPU work", -1);
+  doc->links = CorrelationIndex(doc->timeline);  // the timeline stays where it is: heap-allocated
   return doc;
 }
 

@@ -1,7 +1,8 @@
 // Opening a file for the viewer: an rlscope trace is read as it is; a Kineto JSON trace or an
 // Nsight Systems SQLite export is first imported (rlscope_import) into a temporary trace. The
-// result is a TraceDocument, which keeps that temporary trace for as long as it is shown: the
-// details view and the analysis panel read it again after the timeline is loaded.
+// result is a TraceDocument: the timeline, the links between its CUDA calls and their GPU work,
+// and that temporary trace, kept for as long as the document is shown: the details view and the
+// analysis panel read it again after the timeline is loaded.
 #pragma once
 
 #include <QTemporaryDir>
@@ -10,6 +11,7 @@
 #include <memory>
 #include <string>
 
+#include "correlation_index.h"
 #include "timeline_data.h"
 
 namespace rlscope::gui {
@@ -19,6 +21,7 @@ struct TraceDocument {
   std::filesystem::path tracePath;  // the rlscope trace read: `source`, or its import
   bool imported = false;
   TimelineData timeline;
+  CorrelationIndex links;  // of `timeline`, built with it, off the GUI thread
   std::unique_ptr<QTemporaryDir> importDir;  // holds an imported trace; removed with the document
 
   // The timeline, sharing the document's lifetime (what TimelineView::setData takes).

@@ -21,7 +21,6 @@ using testing::findRow;
 class TimelineInteraction : public ::testing::Test {
  protected:
   void SetUp() override {
-    testing::qtApp();
     view_.setData(TraceDocument::timelineOf(openTraceFile(testing::writeSmallTrace(dir_))));
     view_.resize(TimelineView::kLabelWidth + 1000, 400);
   }
@@ -34,6 +33,7 @@ class TimelineInteraction : public ::testing::Test {
     return {TimelineView::kLabelWidth + us, view_.rowTop(*r) + r->height / 2};
   }
 
+  QApplication& app_ = testing::qtApp();  // first: the view needs it, even in a test run alone
   testing::TempDir dir_;
   TimelineView view_;
 };
@@ -123,7 +123,7 @@ TEST_F(TimelineInteraction, RevealExpandsAndCentresTheEvent) {
   view_.setCollapsed(processKey, true);
   for (int i = 0; i < 20; ++i) QTest::keyClick(&view_, Qt::Key_W);  // about 12 µs wide
   QTest::keyClick(&view_, Qt::Key_D);
-  view_.select(ItemRef{track, 0}, /*reveal=*/true);
+  view_.select(ItemLocation{track, 0}, /*reveal=*/true);
   EXPECT_FALSE(view_.isCollapsed(processKey));
   const ViewState& v = view_.viewState();
   // 50 µs does not fit in a 12 µs window: it is shown whole, in the middle.

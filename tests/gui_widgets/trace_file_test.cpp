@@ -32,7 +32,7 @@ TEST(TraceFile, ImportsAKinetoTrace) {
   EXPECT_TRUE(doc->imported);
   ASSERT_FALSE(stages.empty());
   EXPECT_EQ(stages.front(), "Importing Kineto JSON");
-  EXPECT_EQ(stages.back(), "Reading the trace");
+  EXPECT_EQ(stages.back(), "Linking CUDA calls to their GPU work");
   // The imported trace stays while the document (or its timeline) is alive, for the details
   // view and the analysis panel to read, and goes with it.
   const std::filesystem::path imported = doc->tracePath;
