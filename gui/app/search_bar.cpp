@@ -1,7 +1,6 @@
 #include "search_bar.h"
 
 #include <QCheckBox>
-#include <QGuiApplication>
 #include <QHBoxLayout>
 #include <QKeyEvent>
 #include <QLabel>
@@ -48,20 +47,27 @@ SearchBar::SearchBar(QWidget* parent)
   connect(pattern_, &QLineEdit::textChanged, typing, qOverload<>(&QTimer::start));
   connect(regex_, &QCheckBox::toggled, this, &SearchBar::changed);
   connect(caseSensitive_, &QCheckBox::toggled, this, &SearchBar::changed);
-  connect(pattern_, &QLineEdit::returnPressed, this, [this, typing] {
-    // Enter right after typing searches first, then goes to the first match.
-    if (typing->isActive()) {
-      typing->stop();
-      emit changed();
-    }
-    if (QGuiApplication::keyboardModifiers() & Qt::ShiftModifier) {
-      emit previous();
-    } else {
-      emit next();
-    }
-  });
+  typing_ = typing;
+  pattern_->installEventFilter(this);  // Enter and Shift+Enter step through the matches
   connect(previous_, &QToolButton::clicked, this, &SearchBar::previous);
   connect(next_, &QToolButton::clicked, this, &SearchBar::next);
+}
+
+bool SearchBar::eventFilter(QObject* watched, QEvent* event) {
+  if (watched != pattern_ || event->type() != QEvent::KeyPress) return false;
+  auto* key = static_cast<QKeyEvent*>(event);
+  if (key->key() != Qt::Key_Return && key->key() != Qt::Key_Enter) return false;
+  // Enter right after typing searches first, then goes to the match.
+  if (typing_->isActive()) {
+    typing_->stop();
+    emit changed();
+  }
+  if (key->modifiers() & Qt::ShiftModifier) {
+    emit previous();
+  } else {
+    emit next();
+  }
+  return true;
 }
 
 SearchRequest SearchBar::request() const {

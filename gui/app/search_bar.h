@@ -9,6 +9,7 @@
 class QCheckBox;
 class QLabel;
 class QLineEdit;
+class QTimer;
 class QToolButton;
 
 namespace rlscope::gui {
@@ -42,6 +43,9 @@ class SearchBar : public QWidget {
   void next();
   void previous();
 
+ protected:
+  bool eventFilter(QObject* watched, QEvent* event) override;
+
  private:
   QLineEdit* pattern_;
   QCheckBox* regex_;
@@ -49,6 +53,7 @@ class SearchBar : public QWidget {
   QToolButton* previous_;
   QToolButton* next_;
   QLabel* result_;
+  QTimer* typing_;  // the pause after typing before `changed`
 };
 
 }  // namespace rlscope::gui

@@ -1,6 +1,7 @@
 // The small trace the widget tests draw: process 42's main thread runs Python over [0, 1 ms) with
 // a cudaLaunchKernel call in it over [400, 450) µs, which launches a kernel "gemm" on stream 7 of
-// GPU 0 over [500, 900) µs (correlation id 1).
+// GPU 0 over [500, 900) µs (correlation id 1); all of it inside an operation "train_step" (id 1)
+// over [100, 950) µs.
 #pragma once
 
 #include <filesystem>
@@ -14,6 +15,7 @@
 namespace rlscope::testing {
 
 inline constexpr std::int64_t kSmallPid = 42;
+inline constexpr std::int64_t kSmallOperationId = 1;
 
 inline std::filesystem::path writeSmallTrace(const TempDir& dir) {
   const std::int64_t main = trace::globalTidOf(kSmallPid, 42);
@@ -27,6 +29,11 @@ inline std::filesystem::path writeSmallTrace(const TempDir& dir) {
                     .globalTid = main,
                     .category = trace::Category::kPython,
                     .nameId = w.intern("train.py:step")});
+  w.addOperation({.id = kSmallOperationId,
+                  .start = 100'000,
+                  .end = 950'000,
+                  .globalTid = main,
+                  .nameId = w.intern("train_step")});
   trace::ApiCallRecord launch;
   launch.start = 400'000;
   launch.end = 450'000;
