@@ -7,7 +7,8 @@
 // - BM_PaintFrame/Z: a TimelineView with a 2000-pixel plot, 1200 pixels tall (every track in
 //   view), showing 1/Z of the trace, panned to a new place each frame and rendered into an image:
 //   the whole paintEvent (grid, level-of-detail queries, fills, names, ruler, labels), with an
-//   event selected and linked. Counters: `median_ms`, `worst_ms`.
+//   event selected and linked and a search's matches framed (every sgemm kernel, 1 in 4).
+//   Counters: `median_ms`, `worst_ms`.
 #include <benchmark/benchmark.h>
 
 #include <QApplication>
@@ -17,6 +18,7 @@
 #include <memory>
 #include <vector>
 
+#include "event_search.h"
 #include "main_window.h"
 #include "support/process_memory.h"
 #include "support/synthetic_rl_trace.h"
@@ -74,6 +76,10 @@ void BM_PaintFrame(benchmark::State& state) {
     view.select(gui::ItemLocation{calls, calls->row.size() / 2});
     view.setLinks({gui::ItemLocation{kernels, kernels->row.size() / 2}});
   }
+  const auto search = std::make_shared<const gui::EventSearch>(data, gui::SearchQuery{"sgemm"});
+  view.setHighlight([search](const gui::Track& track, std::size_t first, std::size_t count) {
+    return search->matchesAny(track, first, count);
+  });
   QImage image(view.size(), QImage::Format_RGB32);
 
   const double start = static_cast<double>(data.span.start);
