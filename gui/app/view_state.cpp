@@ -62,10 +62,21 @@ void ViewState::setWindow(double start, double end) {
 void ViewState::reveal(double t0, double t1) {
   const double length = std::max(t1 - t0, 0.0);
   double s = span();
-  if (length > s / 2) s = std::max(length * 1.25, kMinSpan);
+  if (length > s / 2) {
+    s = std::max(length * 1.25, kMinSpan);
+  } else if (length * kTooSmall < s) {
+    s = std::max(length * kRevealZoom, kMinSpan);  // a few pixels would not show it
+  }
   const double mid = (t0 + t1) / 2;
   start_ = mid - s / 2;
   end_ = mid + s / 2;
+  // Within the trace where the window fits in it: the event stays in view, off centre.
+  const double bounds = boundsEnd_ - boundsStart_;
+  if (s <= bounds) {
+    if (end_ > boundsEnd_) start_ = boundsEnd_ - s;
+    if (start_ < boundsStart_) start_ = boundsStart_;
+    end_ = start_ + s;
+  }
   clamp();
 }
 

@@ -38,9 +38,12 @@ class ViewState {
   void panFraction(double fraction);
   // Shows [start, end) (at least kMinSpan long), kept near the trace as panning keeps it.
   void setWindow(double start, double end);
-  // Centres [t0, t1] in the window, at the current zoom when it is at most half the window long,
-  // else zoomed out to show it with a margin.
+  // Centres [t0, t1] in the window, at the current zoom when it is at most half the window long
+  // and at least 1/kTooSmall of it; else zoomed out to show it with a margin, or in until it is
+  // 1/kRevealZoom of the window. The window stays within the trace when it fits in it.
   void reveal(double t0, double t1);
+  static constexpr double kTooSmall = 500;
+  static constexpr double kRevealZoom = 20;
 
   int scrollY() const { return scrollY_; }
   // Scrolls by dy pixels, keeping the content (contentHeight tall, shown in viewHeight) in view.

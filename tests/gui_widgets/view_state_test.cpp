@@ -25,6 +25,40 @@ TEST(ViewState, StartsFittedToTheTrace) {
   EXPECT_DOUBLE_EQ(v.xOf(3000, 1000), 500);
 }
 
+TEST(ViewState, RevealCentresAndZoomsOnlyWhenItMust) {
+  ViewState v = viewOf(0, 1'000'000);
+  v.setWindow(0, 100'000);
+  // 10 µs in a 100 µs window: centred at the same zoom.
+  v.reveal(500'000, 510'000);
+  EXPECT_DOUBLE_EQ(v.span(), 100'000);
+  EXPECT_DOUBLE_EQ(v.start(), 455'000);
+  // 80 µs: more than half of it, so zoomed out to 100 µs × 1.25.
+  v.reveal(200'000, 280'000);
+  EXPECT_DOUBLE_EQ(v.span(), 100'000);
+  v.reveal(200'000, 300'000);
+  EXPECT_DOUBLE_EQ(v.span(), 125'000);
+  EXPECT_DOUBLE_EQ(v.start() + v.span() / 2, 250'000);
+  // 100 ns in a 125 µs window would be a pixel: zoomed in to 20 times its length.
+  v.reveal(600'000, 600'100);
+  EXPECT_DOUBLE_EQ(v.span(), 2'000);
+  EXPECT_DOUBLE_EQ(v.start(), 599'050);
+  // Near the trace's end the window stays inside it, the event off centre but in view.
+  v.setWindow(0, 100'000);
+  v.reveal(990'000, 995'000);
+  EXPECT_DOUBLE_EQ(v.end(), 1'000'000);
+  EXPECT_DOUBLE_EQ(v.span(), 100'000);
+}
+
+TEST(ViewState, SetWindowShowsItNearTheTrace) {
+  ViewState v = viewOf(0, 1'000'000);
+  v.setWindow(250'000, 260'000);
+  EXPECT_DOUBLE_EQ(v.start(), 250'000);
+  EXPECT_DOUBLE_EQ(v.end(), 260'000);
+  v.setWindow(5'000'000, 5'000'005);  // past the end, narrower than the narrowest: clamped
+  EXPECT_DOUBLE_EQ(v.span(), ViewState::kMinSpan);
+  EXPECT_LE(v.start(), 1'000'000);
+}
+
 TEST(ViewState, ZoomKeepsTheTimeUnderTheCursor) {
   ViewState v = viewOf(0, 1'000'000);
   for (double x : {0.0, 137.0, 500.0, 999.0}) {
