@@ -58,6 +58,42 @@ class MainWindowInteraction : public ::testing::Test {
   TimelineView* view_ = nullptr;
 };
 
+// What --screenshot saves: the whole window grabbed. Each track's colour is in its row, where the
+// timeline widget sits in the window; the labels and the details are drawn (not blank).
+TEST_F(MainWindowInteraction, ScreenshotHasTheTracksInTheirColours) {
+  view_->fit();
+  const QImage image = window_.grab().toImage();
+  ASSERT_FALSE(image.isNull());
+  auto rowPixels = [&](const std::string& label, QColor color) {
+    const LayoutRow* row = findRow(view_->timelineLayout(), label);
+    EXPECT_NE(row, nullptr) << label;
+    if (!row) return 0;
+    int n = 0;
+    for (int y = view_->rowTop(*row); y < view_->rowTop(*row) + row->height; ++y) {
+      for (int x = TimelineView::kLabelWidth; x < view_->width(); ++x) {
+        const QPoint p = view_->mapTo(&window_, QPoint(x, y));
+        n += image.pixelColor(p) == color;
+      }
+    }
+    return n;
+  };
+  const QColor python = categoryColor(trace::Category::kPython);
+  const QColor kernel = categoryColor(trace::Category::kGpuKernel);
+  const QColor api = categoryColor(trace::Category::kCudaApi);
+  const int plot = view_->plotWidth();
+  EXPECT_GT(rowPixels("CPU categories", python), plot * 10);  // the whole plot, 16 px tall
+  EXPECT_EQ(rowPixels("CPU categories", kernel), 0);
+  EXPECT_GT(rowPixels("Stream 7", kernel), plot * 4 / 10 * 10);  // 40 % of the plot
+  EXPECT_EQ(rowPixels("Stream 7", python), 0);
+  EXPECT_GT(rowPixels("CPU categories, level 1", api), plot / 20 * 10);  // the call, 5 %
+  EXPECT_GT(rowPixels("Operations", paletteColor(0)), plot * 8 / 10 * 10);  // 85 %
+  int dark = 0;  // text: labels, ruler, menus
+  for (int y = 0; y < image.height(); ++y) {
+    for (int x = 0; x < image.width(); ++x) dark += qGray(image.pixel(x, y)) < 80;
+  }
+  EXPECT_GT(dark, 500);
+}
+
 TEST_F(MainWindowInteraction, ClickShowsEveryFieldOfTheEvent) {
   QTest::mouseClick(view_, Qt::LeftButton, {}, at("Stream 7", 700));
   DetailsPanel* details = window_.detailsPanel();

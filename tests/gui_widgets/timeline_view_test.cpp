@@ -106,6 +106,22 @@ TEST(RlscopeGui, ScreenshotOfATrace) {
   EXPECT_EQ(image.size(), QSize(800, 400));
 }
 
+TEST(RlscopeGui, ScreenshotOfAWindowAndASearch) {
+  testing::TempDir dir;
+  const auto png = dir / "shot.png";
+  const std::string trace = writeSmallTrace(dir).string();
+  auto r = testing::runCommand({"rlscope-gui", "--screenshot", png.string(), "--size", "900x500",
+                                "--window", "300us:0.95ms", "--search", "gemm", trace});
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_FALSE(QImage(QString::fromStdString(png.string())).isNull());
+  // No event of that name: one line, exit 1, no image.
+  const auto none = dir / "none.png";
+  r = testing::runCommand({"rlscope-gui", "--screenshot", none.string(), "--search", "nope", trace});
+  EXPECT_EQ(r.exitCode, 1);
+  EXPECT_EQ(testing::lines(r.err).size(), 1u) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(none));
+}
+
 TEST(RlscopeGui, ScreenshotOfGarbageFailsWithOneLine) {
   testing::TempDir dir;
   const auto garbage = dir / "garbage.sqlite";
@@ -121,7 +137,12 @@ TEST(RlscopeGui, BadArgumentsFailWithOneLine) {
   for (const auto& args :
        std::vector<std::vector<std::string>>{{"rlscope-gui", "--screenshot", "out.png"},
                                              {"rlscope-gui", "--size", "12", "x.sqlite"},
-                                             {"rlscope-gui", "--bogus"}}) {
+                                             {"rlscope-gui", "--bogus"},
+                                             {"rlscope-gui", "--screenshot", "o.png", "--window",
+                                              "5s:1s", "x.sqlite"},
+                                             {"rlscope-gui", "--screenshot", "o.png", "--window",
+                                              "1:2", "x.sqlite"},
+                                             {"rlscope-gui", "--search", "gemm", "x.sqlite"}}) {
     auto r = testing::runCommand(args);
     EXPECT_EQ(r.exitCode, 1) << args.back();
     EXPECT_EQ(testing::lines(r.err).size(), 1u) << r.err;
