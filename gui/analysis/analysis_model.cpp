@@ -376,20 +376,25 @@ WhatIf predictWhatIf(const std::string& tracePath, const std::string& gpu,
   return w;
 }
 
+bool addWhatIf(const AnalysisRequest& request, const AnalysisProgress& progress,
+               AnalysisResult& result) {
+  try {
+    result.whatIf = predictWhatIf(request.tracePath, request.whatIfGpu, progress);
+  } catch (const AnalysisCancelled& e) {
+    result = {.tracePath = request.tracePath, .scope = request.scope, .error = e.what()};
+    result.cancelled = true;
+    return false;
+  } catch (const std::exception& e) {
+    result.whatIfError = e.what();
+  }
+  return true;
+}
+
 AnalysisResult analyze(const AnalysisRequest& request, const AnalysisProgress& progress) {
   AnalysisResult out = analyzeScope(request, progress);
   if (!out.ok() || request.whatIfGpu.empty()) return out;
   auto started = std::chrono::steady_clock::now();
-  try {
-    out.whatIf = predictWhatIf(request.tracePath, request.whatIfGpu, progress);
-  } catch (const AnalysisCancelled& e) {
-    AnalysisResult cancelled{.tracePath = request.tracePath, .scope = request.scope};
-    cancelled.error = e.what();
-    cancelled.cancelled = true;
-    return cancelled;
-  } catch (const std::exception& e) {
-    out.whatIfError = e.what();
-  }
+  if (!addWhatIf(request, progress, out)) return out;
   out.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return out;
 }

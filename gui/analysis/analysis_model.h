@@ -159,6 +159,10 @@ AnalysisResult analyze(const AnalysisRequest& request, const AnalysisProgress& p
 AnalysisResult analyzeScope(const AnalysisRequest& request, const AnalysisProgress& progress = {});
 WhatIf predictWhatIf(const std::string& tracePath, const std::string& gpu,
                      const AnalysisProgress& progress = {});
+// The what-if of request.whatIfGpu into `result` (whatIf, or whatIfError when it cannot be
+// made). False when cancelled: `result` is then the cancelled result.
+bool addWhatIf(const AnalysisRequest& request, const AnalysisProgress& progress,
+               AnalysisResult& result);
 
 struct AnalysisCancelled : std::exception {
   const char* what() const noexcept override { return "analysis cancelled"; }

@@ -93,16 +93,7 @@ AnalysisResult AnalysisRunner::run(const AnalysisRequest& request, std::uint64_t
   std::string whatIfKey = fileKey(request.tracePath) + '\n' + request.whatIfGpu;
   if (!lastWhatIf_ || lastWhatIf_->first != whatIfKey) {
     AnalysisResult w;
-    try {
-      w.whatIf = predictWhatIf(request.tracePath, request.whatIfGpu, progress);
-    } catch (const AnalysisCancelled& e) {
-      AnalysisResult cancelled{.tracePath = request.tracePath, .scope = request.scope};
-      cancelled.error = e.what();
-      cancelled.cancelled = true;
-      return cancelled;
-    } catch (const std::exception& e) {
-      w.whatIfError = e.what();
-    }
+    if (!addWhatIf(request, progress, w)) return w;
     lastWhatIf_.emplace(whatIfKey, std::move(w));
   }
   result.whatIf = lastWhatIf_->second.whatIf;

@@ -12,6 +12,8 @@
 
 #include "rlscope/trace/error.h"
 #include "rlscope/trace/writer.h"
+#include "rlscope/trace/global_id.h"
+#include "support/nsys_fixture.h"
 #include "support/temp_dir.h"
 
 namespace rlscope::gui {
@@ -54,6 +56,45 @@ TEST(TraceFile, CancelStopsTheRead) {
   auto doc = openTraceFile(path);
   EXPECT_FALSE(doc->imported);
   EXPECT_EQ(doc->tracePath, path);
+}
+
+TEST(TraceFile, ImportsAnNsightSystemsExportWithItsLinks) {
+  testing::TempDir dir;
+  const auto report = dir / "report.sqlite";
+  constexpr std::int64_t kGlobalPid = trace::globalPidOf(77);
+  constexpr std::int64_t kTid = trace::globalTidOf(77, 78);
+  {
+    testing::NsysFixture nsys(report);
+    nsys.process(kGlobalPid, 77, "train");
+    nsys.gpu({.id = 0, .name = "NVIDIA H100 80GB HBM3"});
+    trace::ApiCallRecord call;
+    call.start = 1'000;
+    call.end = 3'000;
+    call.globalTid = kTid;
+    call.correlationId = 5;
+    call.nameId = nsys.string("cudaLaunchKernel_v7000");
+    nsys.runtime(call);
+    trace::KernelRecord k;
+    k.start = 4'000;
+    k.end = 9'000;
+    k.streamId = 7;
+    k.correlationId = 5;
+    k.globalPid = kGlobalPid;
+    k.shortName = k.demangledName = nsys.string("gemm");
+    nsys.kernel(k);
+  }
+  auto doc = openTraceFile(report);
+  EXPECT_TRUE(doc->imported);
+  EXPECT_NE(doc->tracePath, report);
+  ASSERT_EQ(doc->timeline.devices.size(), 1u);
+  ASSERT_EQ(doc->timeline.devices[0].streams.size(), 1u);
+  const Track& stream = doc->timeline.devices[0].streams[0];
+  ASSERT_EQ(stream.row.size(), 1u);
+  // The kernel is linked to its launch, on the process's thread.
+  const auto calls = doc->links.linked(stream, 0);
+  ASSERT_EQ(calls.size(), 1u);
+  EXPECT_EQ(doc->timeline.name(calls[0].item()), "cudaLaunchKernel_v7000");
+  EXPECT_EQ(calls[0].track->globalTid, kTid);
 }
 
 TEST(TraceFile, RefusesGarbageWithOneLine) {
