@@ -282,7 +282,6 @@ void analyzeInto(const AnalysisRequest& request, const AnalysisProgress& progres
   out.categories = categoryTable(out.operations, out.totals.time);
 }
 
-
 }  // namespace
 
 AnalysisScope AnalysisScope::range(trace::TimeNs start, trace::TimeNs end) {
@@ -404,7 +403,6 @@ std::vector<std::string> whatIfGpus() {
   for (const auto& gpu : predictor::GpuDatabase::builtIn().gpus()) names.push_back(gpu.name);
   return names;
 }
-
 
 std::string scopeLabel(const AnalysisScope& scope, trace::TimeNs origin,
                        const std::string& operationName) {

@@ -64,10 +64,9 @@ void DetailsPanel::showEvent(const QString& title, const std::vector<Field>& fie
     // Kernel names run to thousands of characters: elided here, whole in the tooltip, and the
     // button never asks for more width than the dock has.
     const QString full = tr("→ %1").arg(links[i]);
-    auto* button = new QPushButton(full.size() > kMaxLinkText
-                                       ? full.left(kMaxLinkText - 1) + QStringLiteral("…")
-                                       : full,
-                                   linkBox_);
+    auto* button = new QPushButton(
+        full.size() > kMaxLinkText ? full.left(kMaxLinkText - 1) + QStringLiteral("…") : full,
+        linkBox_);
     button->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Fixed);
     button->setToolTip(full + tr("\nSelect it on the timeline (or double-click the event)"));
     button->setStyleSheet(QStringLiteral("text-align: left"));

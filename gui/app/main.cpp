@@ -5,8 +5,8 @@
 #include <QSaveFile>
 #include <QTimer>
 #include <cmath>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <iostream>
 #include <memory>
@@ -147,7 +147,8 @@ int screenshot(int argc, char** argv, const Options& options) {
   window.resize(options.width, options.height);
   window.show();
   QApplication::processEvents();
-  if (!options.search.empty() && window.findAndSelect(QString::fromStdString(options.search)) == 0) {
+  if (!options.search.empty() &&
+      window.findAndSelect(QString::fromStdString(options.search)) == 0) {
     return fail("no event name contains '" + options.search + "'");
   }
   if (options.window) {

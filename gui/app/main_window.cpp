@@ -43,11 +43,11 @@ QString counted(std::size_t n, const char* one, const char* many) {
 
 // "train.sqlite: 1234 events, 1 process, 2 GPUs": what the status bar says of a trace.
 QString summaryOf(const QString& name, const TimelineData& timeline) {
-  QString summary = QStringLiteral("%1: %2, %3, %4")
-                        .arg(name, counted(static_cast<std::size_t>(timeline.itemCount), "event",
-                                           "events"),
-                             counted(timeline.processes.size(), "process", "processes"),
-                             counted(timeline.devices.size(), "GPU", "GPUs"));
+  QString summary =
+      QStringLiteral("%1: %2, %3, %4")
+          .arg(name, counted(static_cast<std::size_t>(timeline.itemCount), "event", "events"),
+               counted(timeline.processes.size(), "process", "processes"),
+               counted(timeline.devices.size(), "GPU", "GPUs"));
   if (timeline.damagedRows > 0) {
     summary += QStringLiteral(" (%1 damaged rows left out)").arg(timeline.damagedRows);
   }
@@ -196,8 +196,8 @@ void MainWindow::showDocument(std::shared_ptr<const TraceDocument> doc) {
   details_->clear();
   analysis_->setTrace(doc_ ? QString::fromStdString(doc_->tracePath.string()) : QString());
   const TimelineData* timeline = view_->data();
-  const QString name = doc_ ? QFileInfo(QString::fromStdString(doc_->source.string())).fileName()
-                            : QString();
+  const QString name =
+      doc_ ? QFileInfo(QString::fromStdString(doc_->source.string())).fileName() : QString();
   setWindowTitle(doc_ ? tr("%1 — rlscope").arg(name) : tr("rlscope"));
   status_->setText(timeline ? summaryOf(name, *timeline) : QString());
   onSearchChanged();
@@ -248,13 +248,13 @@ void MainWindow::dropEvent(QDropEvent* event) {
 void MainWindow::onRangeChanged() {
   const auto range = view_->range();
   if (!range) return;
-  status_->setText(
-      tr("Range %1 – %2: %3")
-          .arg(QString::fromStdString(durationText(
-              static_cast<double>(range->start - view_->data()->span.start))))
-          .arg(QString::fromStdString(
-              durationText(static_cast<double>(range->end - view_->data()->span.start))))
-          .arg(QString::fromStdString(durationText(static_cast<double>(range->end - range->start)))));
+  status_->setText(tr("Range %1 – %2: %3")
+                       .arg(QString::fromStdString(durationText(
+                           static_cast<double>(range->start - view_->data()->span.start))))
+                       .arg(QString::fromStdString(durationText(
+                           static_cast<double>(range->end - view_->data()->span.start))))
+                       .arg(QString::fromStdString(
+                           durationText(static_cast<double>(range->end - range->start)))));
 }
 
 void MainWindow::analyzeSelection() {
@@ -285,7 +285,8 @@ void MainWindow::onSelectionChanged() {
     search_->showResult(static_cast<int>(*model_->currentMatch) + 1,
                         static_cast<int>(model_->search->count()));
   }
-  std::vector<ItemLocation> links = doc_->links.linked(*selected->track, selected->index, kMaxLinks);
+  std::vector<ItemLocation> links =
+      doc_->links.linked(*selected->track, selected->index, kMaxLinks);
   const std::size_t linkCount = doc_->links.linkedCount(*selected->track, selected->index);
   const EventDetails d = model_->details.read(doc_->timeline, *selected->track, selected->item());
   std::vector<DetailsPanel::Field> fields;
@@ -293,16 +294,16 @@ void MainWindow::onSelectionChanged() {
   for (const DetailField& f : d.fields) fields.emplace_back(text(f.label), text(f.value));
   if (!d.problem.empty()) fields.emplace_back(tr("Problem"), text(d.problem));
   if (linkCount > links.size()) {
-    fields.emplace_back(tr("Links"), tr("%1 (the first %2 shown)").arg(linkCount).arg(links.size()));
+    fields.emplace_back(tr("Links"),
+                        tr("%1 (the first %2 shown)").arg(linkCount).arg(links.size()));
   }
   std::vector<QString> linkTexts;
   linkTexts.reserve(links.size());
   for (const ItemLocation& link : links) {
-    linkTexts.push_back(tr("%1  (%2, %3)")
-                            .arg(QString::fromUtf8(doc_->timeline.name(link.item())),
-                                 text(link.track->label),
-                                 text(durationText(static_cast<double>(link.item().end -
-                                                                       link.item().start)))));
+    linkTexts.push_back(
+        tr("%1  (%2, %3)")
+            .arg(QString::fromUtf8(doc_->timeline.name(link.item())), text(link.track->label),
+                 text(durationText(static_cast<double>(link.item().end - link.item().start)))));
   }
   details_->showEvent(text(d.title), fields, linkTexts);
   view_->setLinks(std::move(links));

@@ -12,9 +12,15 @@ std::string key(char kind, std::int64_t id) {
   k += std::to_string(id);
   return k;
 }
-std::string processKey(const ProcessTracks& p) { return key('p', p.globalPid); }
-std::string threadKey(const ThreadTracks& t) { return key('t', t.globalTid); }
-std::string deviceKey(const DeviceTracks& d) { return key('d', d.deviceId); }
+std::string processKey(const ProcessTracks& p) {
+  return key('p', p.globalPid);
+}
+std::string threadKey(const ThreadTracks& t) {
+  return key('t', t.globalTid);
+}
+std::string deviceKey(const DeviceTracks& d) {
+  return key('d', d.deviceId);
+}
 }  // namespace
 
 TimelineLayout::TimelineLayout(const TimelineData& data, const std::set<std::string>& collapsed) {

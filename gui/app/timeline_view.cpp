@@ -183,11 +183,11 @@ void TimelineView::paintRuler(QPainter& p, const TickStep& step) {
     const int x0 = std::max(xOf(range_->start), kLabelWidth);
     const int x1 = std::min(xOf(range_->end), width());
     p.fillRect(QRect(x0, 0, std::max(x1 - x0, 1), kRulerHeight), kRangeFill);
-    const QString text = QString::fromStdString(
-        durationText(static_cast<double>(range_->end - range_->start)));
+    const QString text =
+        QString::fromStdString(durationText(static_cast<double>(range_->end - range_->start)));
     p.setPen(kRangeEdge);
-    p.drawText(QRect(x0, 0, std::max(x1 - x0, 1), kRulerHeight),
-               Qt::AlignCenter | Qt::TextDontClip, text);
+    p.drawText(QRect(x0, 0, std::max(x1 - x0, 1), kRulerHeight), Qt::AlignCenter | Qt::TextDontClip,
+               text);
   }
   p.setPen(Qt::black);
   p.drawLine(0, kRulerHeight - 1, width(), kRulerHeight - 1);
@@ -312,8 +312,9 @@ void TimelineView::paintLabels(QPainter& p) {
     const QRect r(4 + 12 * row.indent, top, kLabelWidth - 8 - 12 * row.indent, row.height);
     if (!row.track) p.fillRect(QRect(0, top, kLabelWidth, row.height), kHeaderBackground);
     // Headers show whether they are open; tracks are plain.
-    const QString mark = row.track ? QString() : row.collapsed ? QStringLiteral("▸ ")
-                                                               : QStringLiteral("▾ ");
+    const QString mark = row.track       ? QString()
+                         : row.collapsed ? QStringLiteral("▸ ")
+                                         : QStringLiteral("▾ ");
     const QString text = mark + QString::fromStdString(row.label);
     p.drawText(r, Qt::AlignVCenter | Qt::AlignLeft,
                metrics.elidedText(text, Qt::ElideRight, r.width()));

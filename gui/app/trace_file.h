@@ -21,7 +21,7 @@ struct TraceDocument {
   std::filesystem::path tracePath;  // the rlscope trace read: `source`, or its import
   bool imported = false;
   TimelineData timeline;
-  CorrelationIndex links;  // of `timeline`, built with it, off the GUI thread
+  CorrelationIndex links;                    // of `timeline`, built with it, off the GUI thread
   std::unique_ptr<QTemporaryDir> importDir;  // holds an imported trace; removed with the document
 
   // The timeline, sharing the document's lifetime (what TimelineView::setData takes).
