@@ -8,14 +8,19 @@
 
 #include "breakdown_output.h"
 #include "rlscope/trace/global_id.h"
-#include "rlscope/trace/schema.h"
 #include "rlscope/trace/writer.h"
 #include "support/run_command.h"
 #include "support/temp_dir.h"
+#include "support/trace_builder.h"
 
 namespace rlscope::analysis {
 namespace {
 
+using testing::addApiCall;
+using testing::addCpu;
+using testing::addKernel;
+using testing::addOperation;
+using testing::addProcess;
 using trace::Category;
 constexpr std::int64_t kPid = 42;
 constexpr std::int64_t kMain = trace::globalTidOf(kPid, 42);
@@ -33,60 +38,22 @@ trace::TimeNs setTime(const OperationBreakdown& o, std::vector<std::string> set)
   return 0;
 }
 
-// Rows the constructed traces below are made of.
-void addOperation(trace::TraceWriter& w, std::int64_t id, trace::TimeNs start, trace::TimeNs end,
-                  const char* name, std::int64_t parent = 0, int depth = 0,
-                  std::int64_t tid = kMain) {
-  w.addOperation({.id = id,
-                  .start = start,
-                  .end = end,
-                  .globalTid = tid,
-                  .nameId = w.intern(name),
-                  .parentId = parent,
-                  .depth = depth});
-}
-
-void addLaunch(trace::TraceWriter& w, trace::TimeNs start, trace::TimeNs end, std::int64_t tid,
-               std::int64_t correlation) {
-  trace::ApiCallRecord r;
-  r.start = start;
-  r.end = end;
-  r.globalTid = tid;
-  r.correlationId = correlation;
-  r.nameId = w.intern("cudaLaunchKernel");
-  w.addApiCall(trace::ApiKind::kRuntime, r);
-}
-
-void addKernel(trace::TraceWriter& w, std::int64_t pid, trace::TimeNs start, trace::TimeNs end,
-               std::int64_t correlation, const char* name = "gemm") {
-  trace::KernelRecord k;
-  k.start = start;
-  k.end = end;
-  k.correlationId = correlation;
-  k.globalPid = trace::globalPidOf(pid);
-  k.shortName = k.demangledName = k.mangledName = w.intern(name);
-  w.addKernel(k);
-}
-
 // One training step: "step" [0, 100) holds "inference" [10, 40) and "backprop" [50, 90);
 // Python on the main thread throughout, Backend [15, 35) and [55, 85), a CUDA launch [60, 62)
 // and a kernel [61, 80) on the GPU; a worker thread's Backend [95, 120) after the step.
 std::filesystem::path writeStep(const testing::TempDir& dir) {
   auto path = dir / "step.sqlite";
   trace::TraceWriter w(path);
-  w.addProcess({.globalPid = trace::globalPidOf(kPid), .pid = kPid, .name = "python"});
-  auto cpu = [&](trace::TimeNs s, trace::TimeNs e, Category c, std::int64_t tid = kMain) {
-    w.addCpuInterval({.start = s, .end = e, .globalTid = tid, .category = c});
-  };
-  cpu(0, 100, Category::kPython);
-  cpu(15, 35, Category::kBackend);
-  cpu(55, 85, Category::kBackend);
-  cpu(95, 120, Category::kBackend, kWorker);
-  addLaunch(w, 60, 62, kMain, 0);
-  addKernel(w, kPid, 61, 80, 0);
-  addOperation(w, 1, 0, 100, "step");
-  addOperation(w, 2, 10, 40, "inference", 1, 1);
-  addOperation(w, 3, 50, 90, "backprop", 1, 1);
+  addProcess(w, kPid);
+  addCpu(w, 0, 100, Category::kPython, kMain);
+  addCpu(w, 15, 35, Category::kBackend, kMain);
+  addCpu(w, 55, 85, Category::kBackend, kMain);
+  addCpu(w, 95, 120, Category::kBackend, kWorker);
+  addApiCall(w, 60, 62, kMain, 0);
+  addKernel(w, {.start = 61, .end = 80, .pid = kPid, .correlation = 0, .mangled = true});
+  addOperation(w, 1, 0, 100, "step", kMain);
+  addOperation(w, 2, 10, 40, "inference", kMain, 1, 1);
+  addOperation(w, 3, 50, 90, "backprop", kMain, 1, 1);
   w.addPhase({0, 100, trace::globalPidOf(kPid), w.intern("training")});
   w.commit();
   return path;
@@ -152,25 +119,9 @@ TEST(Breakdown, JsonFollowsTheContract) {
   EXPECT_TRUE(found);
 }
 
-// One operation [0, 1000) of a Python thread that calls the backend [400, 600); a kernel runs
-// [500, 900), launched at [420, 430) by that call (correlation 7). Recorded by rlscope-prof with
-// `features` on, 2000 ns of command wall time and 2 Python transitions.
-std::filesystem::path writeCorrectable(const testing::TempDir& dir, const char* features) {
-  auto path = dir / "correctable.sqlite";
-  trace::TraceWriter w(path);
-  w.setMeta(trace::meta::kFeatures, features);
-  w.setMeta(trace::meta::kCommandElapsedNs, "2000");
-  w.setMeta(trace::meta::kPythonTransitions, "2");
-  w.addProcess({.globalPid = trace::globalPidOf(kPid), .pid = kPid, .name = "python"});
-  w.addCpuInterval({.start = 0, .end = 1000, .globalTid = kMain, .category = Category::kPython});
-  w.addCpuInterval({.start = 400, .end = 600, .globalTid = kMain, .category = Category::kBackend});
-  addLaunch(w, 420, 430, kMain, 7);
-  addKernel(w, kPid, 500, 900, 7);
-  addOperation(w, 1, 0, 1000, "update");
-  w.commit();
-  return path;
-}
-
+// Costs for the trace of testing::writeCorrectableTrace (support/trace_builder.h): one operation
+// [0, 1000) whose Python thread calls the backend [400, 600), which launches a kernel [500, 900)
+// at [420, 430).
 Calibration knownCosts() {
   Calibration c;
   c.uninstrumentedNs = {1700, 0, 1};
@@ -183,7 +134,7 @@ Calibration knownCosts() {
 
 TEST(Correction, OverheadIntervalsRemoveCpuTimeAndKeepGpuTime) {
   testing::TempDir dir;
-  trace::TraceReader reader(writeCorrectable(
+  trace::TraceReader reader(testing::writeCorrectableTrace(
       dir, R"({"nvtx": true, "python": true, "cuda_api": true, "gpu_activity": true})"));
   Calibration cal = knownCosts();
   Breakdown b = analyzeTrace(reader, {.calibration = &cal, .calibrationOrigin = "test"});
@@ -218,7 +169,7 @@ TEST(Correction, OverheadIntervalsRemoveCpuTimeAndKeepGpuTime) {
 
 TEST(Correction, OnlyFeaturesTheTraceRecordedAreCorrected) {
   testing::TempDir dir;
-  trace::TraceReader reader(writeCorrectable(
+  trace::TraceReader reader(testing::writeCorrectableTrace(
       dir, R"({"nvtx": true, "python": false, "cuda_api": true, "gpu_activity": true})"));
   Calibration cal = knownCosts();
   Breakdown b = analyzeTrace(reader, {.calibration = &cal});
@@ -243,15 +194,20 @@ TEST(Attribution, GpuWorkGoesToTheOperationThatLaunchedItAndTransitionsAreCounte
   auto path = dir / "launches.sqlite";
   {
     trace::TraceWriter w(path);
-    w.addProcess({.globalPid = trace::globalPidOf(kPid), .pid = kPid, .name = "python"});
-    addOperation(w, 1, 0, 100, "step");
-    addOperation(w, 2, 10, 20, "inference", 1, 1);
-    addOperation(w, 3, 30, 40, "backprop", 1, 1);
+    addProcess(w, kPid);
+    addOperation(w, 1, 0, 100, "step", kMain);
+    addOperation(w, 2, 10, 20, "inference", kMain, 1, 1);
+    addOperation(w, 3, 30, 40, "backprop", kMain, 1, 1);
     auto launch = [&](trace::TimeNs at, std::int64_t tid, std::int64_t correlation) {
-      addLaunch(w, at, at + 2, tid, correlation);
+      addApiCall(w, at, at + 2, tid, correlation);
     };
     auto kernel = [&](trace::TimeNs start, trace::TimeNs end, std::int64_t correlation) {
-      addKernel(w, kPid, start, end, correlation, "k");
+      addKernel(w, {.start = start,
+                    .end = end,
+                    .pid = kPid,
+                    .correlation = correlation,
+                    .name = "k",
+                    .mangled = true});
     };
     launch(12, kMain, 1);  // in inference; its kernel runs later, during backprop
     kernel(30, 70, 1);
@@ -261,11 +217,9 @@ TEST(Attribution, GpuWorkGoesToTheOperationThatLaunchedItAndTransitionsAreCounte
     kernel(80, 90, 3);
     // ...but the collector recorded that it was launched for backprop (external correlation).
     w.addExternalCorrelation({trace::globalPidOf(kPid), 3, 3});
-    w.addCpuInterval({.start = 11, .end = 13, .globalTid = kMain, .category = Category::kBackend});
-    w.addCpuInterval(
-        {.start = 14, .end = 15, .globalTid = kMain, .category = Category::kSimulator});
-    w.addCpuInterval(
-        {.start = 200, .end = 210, .globalTid = kMain, .category = Category::kBackend});
+    addCpu(w, 11, 13, Category::kBackend, kMain);
+    addCpu(w, 14, 15, Category::kSimulator, kMain);
+    addCpu(w, 200, 210, Category::kBackend, kMain);
     w.commit();
   }
   trace::TraceReader reader(path);
@@ -290,19 +244,23 @@ std::filesystem::path writeTwoProcesses(const testing::TempDir& dir) {
   auto path = dir / "two.sqlite";
   trace::TraceWriter w(path);
   constexpr std::int64_t kOther = 77;
-  for (std::int64_t pid : {kPid, kOther})
-    w.addProcess({.globalPid = trace::globalPidOf(pid), .pid = pid, .name = "worker"});
+  for (std::int64_t pid : {kPid, kOther}) addProcess(w, pid, "worker");
   auto work = [&](std::int64_t pid, std::int64_t id, const char* name, trace::TimeNs kernelStart,
                   trace::TimeNs kernelEnd) {
     std::int64_t tid = trace::globalTidOf(pid, pid);
-    w.addCpuInterval({.start = 0, .end = 100, .globalTid = tid, .category = Category::kPython});
-    addOperation(w, id, 0, 100, name, 0, 0, tid);
-    addLaunch(w, 5, 8, tid, 1);
-    addKernel(w, pid, kernelStart, kernelEnd, 1, "k");
+    addCpu(w, 0, 100, Category::kPython, tid);
+    addOperation(w, id, 0, 100, name, tid);
+    addApiCall(w, 5, 8, tid, 1);
+    addKernel(w, {.start = kernelStart,
+                  .end = kernelEnd,
+                  .pid = pid,
+                  .correlation = 1,
+                  .name = "k",
+                  .mangled = true});
   };
   work(kPid, 1, "a", 10, 20);
   work(kOther, 2, "b", 50, 80);
-  w.addCpuInterval({.start = 90, .end = 130, .globalTid = kWorker, .category = Category::kBackend});
+  addCpu(w, 90, 130, Category::kBackend, kWorker);
   w.commit();
   return path;
 }

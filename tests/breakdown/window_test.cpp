@@ -10,13 +10,18 @@
 
 #include "breakdown.h"
 #include "rlscope/trace/global_id.h"
-#include "rlscope/trace/schema.h"
 #include "rlscope/trace/writer.h"
 #include "support/temp_dir.h"
+#include "support/trace_builder.h"
 
 namespace rlscope::analysis {
 namespace {
 
+using testing::addApiCall;
+using testing::addCpu;
+using testing::addKernel;
+using testing::addOperation;
+using testing::addProcess;
 using trace::Category;
 constexpr std::int64_t kPid = 42;
 constexpr std::int64_t kMain = trace::globalTidOf(kPid, 42);
@@ -34,58 +39,22 @@ trace::TimeNs setTime(const OperationBreakdown& o, std::vector<std::string> set)
   return 0;
 }
 
-void addOperation(trace::TraceWriter& w, std::int64_t id, trace::TimeNs start, trace::TimeNs end,
-                  const char* name, std::int64_t parent = 0, int depth = 0) {
-  w.addOperation({.id = id,
-                  .start = start,
-                  .end = end,
-                  .globalTid = kMain,
-                  .nameId = w.intern(name),
-                  .parentId = parent,
-                  .depth = depth});
-}
-
-void addLaunch(trace::TraceWriter& w, trace::TimeNs start, trace::TimeNs end,
-               std::int64_t correlation) {
-  trace::ApiCallRecord r;
-  r.start = start;
-  r.end = end;
-  r.globalTid = kMain;
-  r.correlationId = correlation;
-  r.nameId = w.intern("cudaLaunchKernel");
-  w.addApiCall(trace::ApiKind::kRuntime, r);
-}
-
-void addKernel(trace::TraceWriter& w, trace::TimeNs start, trace::TimeNs end,
-               std::int64_t correlation) {
-  trace::KernelRecord k;
-  k.start = start;
-  k.end = end;
-  k.correlationId = correlation;
-  k.globalPid = trace::globalPidOf(kPid);
-  k.shortName = k.demangledName = k.mangledName = w.intern("gemm");
-  w.addKernel(k);
-}
-
 // "step" [0, 100) holds "inference" [10, 40) and "backprop" [50, 90); Python on the main thread
 // throughout, Backend [15, 35) and [55, 85), a launch [60, 62) of a kernel [61, 80)
 // (correlation 7); a worker thread's Backend [95, 120). The trace spans [0, 120).
 std::filesystem::path writeStep(const testing::TempDir& dir) {
   auto path = dir / "step.sqlite";
   trace::TraceWriter w(path);
-  w.addProcess({.globalPid = trace::globalPidOf(kPid), .pid = kPid, .name = "python"});
-  auto cpu = [&](trace::TimeNs s, trace::TimeNs e, Category c, std::int64_t tid = kMain) {
-    w.addCpuInterval({.start = s, .end = e, .globalTid = tid, .category = c});
-  };
-  cpu(0, 100, Category::kPython);
-  cpu(15, 35, Category::kBackend);
-  cpu(55, 85, Category::kBackend);
-  cpu(95, 120, Category::kBackend, kWorker);
-  addLaunch(w, 60, 62, 7);
-  addKernel(w, 61, 80, 7);
-  addOperation(w, 1, 0, 100, "step");
-  addOperation(w, 2, 10, 40, "inference", 1, 1);
-  addOperation(w, 3, 50, 90, "backprop", 1, 1);
+  addProcess(w, kPid);
+  addCpu(w, 0, 100, Category::kPython, kMain);
+  addCpu(w, 15, 35, Category::kBackend, kMain);
+  addCpu(w, 55, 85, Category::kBackend, kMain);
+  addCpu(w, 95, 120, Category::kBackend, kWorker);
+  addApiCall(w, 60, 62, kMain, 7);
+  addKernel(w, {.start = 61, .end = 80, .pid = kPid, .correlation = 7, .mangled = true});
+  addOperation(w, 1, 0, 100, "step", kMain);
+  addOperation(w, 2, 10, 40, "inference", kMain, 1, 1);
+  addOperation(w, 3, 50, 90, "backprop", kMain, 1, 1);
   w.commit();
   return path;
 }
@@ -182,14 +151,11 @@ TEST(Window, ClippedOperationsKeepTheirOwnership) {
   auto path = dir / "threads.sqlite";
   {
     trace::TraceWriter w(path);
-    w.addProcess({.globalPid = trace::globalPidOf(kPid), .pid = kPid, .name = "python"});
-    w.addCpuInterval({.start = 0, .end = 100, .globalTid = kMain, .category = Category::kPython});
-    w.addCpuInterval(
-        {.start = 20, .end = 60, .globalTid = kWorker, .category = Category::kSimulator});
-    w.addOperation(
-        {.id = 2, .start = 20, .end = 60, .globalTid = kWorker, .nameId = w.intern("simulate")});
-    w.addOperation(
-        {.id = 1, .start = 0, .end = 100, .globalTid = kMain, .nameId = w.intern("train")});
+    addProcess(w, kPid);
+    addCpu(w, 0, 100, Category::kPython, kMain);
+    addCpu(w, 20, 60, Category::kSimulator, kWorker);
+    addOperation(w, 2, 20, 60, "simulate", kWorker);
+    addOperation(w, 1, 0, 100, "train", kMain);
     w.commit();
   }
   Breakdown b = analyzeWindow(path, 30, 80);
@@ -208,25 +174,9 @@ TEST(Window, EmptyOrInvertedWindowsHaveNothing) {
   }
 }
 
-// One operation [0, 1000) of a Python thread that calls the backend [400, 600) and launches a
-// kernel [500, 900) at [420, 430); rlscope-prof features on, 2 Python transitions, 2000 ns.
-std::filesystem::path writeCorrectable(const testing::TempDir& dir) {
-  auto path = dir / "correctable.sqlite";
-  trace::TraceWriter w(path);
-  w.setMeta(trace::meta::kFeatures,
-            R"({"nvtx": true, "python": true, "cuda_api": true, "gpu_activity": true})");
-  w.setMeta(trace::meta::kCommandElapsedNs, "2000");
-  w.setMeta(trace::meta::kPythonTransitions, "2");
-  w.addProcess({.globalPid = trace::globalPidOf(kPid), .pid = kPid, .name = "python"});
-  w.addCpuInterval({.start = 0, .end = 1000, .globalTid = kMain, .category = Category::kPython});
-  w.addCpuInterval({.start = 400, .end = 600, .globalTid = kMain, .category = Category::kBackend});
-  addLaunch(w, 420, 430, 7);
-  addKernel(w, 500, 900, 7);
-  addOperation(w, 1, 0, 1000, "update");
-  w.commit();
-  return path;
-}
-
+// Costs for the trace of testing::writeCorrectableTrace (support/trace_builder.h): one operation
+// [0, 1000) whose Python thread calls the backend [400, 600), which launches a kernel [500, 900)
+// at [420, 430).
 Calibration knownCosts() {
   Calibration c;
   c.uninstrumentedNs = {1700, 0, 1};
@@ -244,7 +194,8 @@ bool hasNoteStarting(const Correction& c, const std::string& prefix) {
 
 TEST(Window, CorrectionCountsTheEventsInside) {
   testing::TempDir dir;
-  auto path = writeCorrectable(dir);
+  auto path = testing::writeCorrectableTrace(
+      dir, R"({"nvtx": true, "python": true, "cuda_api": true, "gpu_activity": true})");
   Calibration cal = knownCosts();
   auto analyze = [&](trace::TimeNs t0, trace::TimeNs t1) {
     trace::TraceReader reader(path);

@@ -16,35 +16,20 @@
 #include "rlscope/trace/global_id.h"
 #include "rlscope/trace/writer.h"
 #include "support/temp_dir.h"
+#include "support/trace_builder.h"
 
 namespace rlscope::gui {
 namespace {
 
 constexpr std::int64_t kPid = 42;
 constexpr std::int64_t kOtherPid = 77;
+constexpr std::int64_t kMain = trace::globalTidOf(kPid, kPid);
+constexpr std::int64_t kOtherMain = trace::globalTidOf(kOtherPid, kOtherPid);
 
-void addCall(trace::TraceWriter& w, trace::ApiKind kind, std::int64_t pid, TimeNs start,
-             const char* name, std::int64_t correlation) {
-  trace::ApiCallRecord r;
-  r.start = start;
-  r.end = start + 5;
-  r.globalTid = trace::globalTidOf(pid, pid);
-  r.correlationId = correlation;
-  r.nameId = w.intern(name);
-  w.addApiCall(kind, r);
-}
-
-void addKernel(trace::TraceWriter& w, std::int64_t pid, std::int64_t stream, TimeNs start,
-               std::int64_t correlation, const char* name) {
-  trace::KernelRecord k;
-  k.start = start;
-  k.end = start + 10;
-  k.streamId = stream;
-  k.correlationId = correlation;
-  k.globalPid = trace::globalPidOf(pid);
-  k.shortName = k.demangledName = w.intern(name);
-  w.addKernel(k);
-}
+using testing::addApiCall;
+using testing::addKernel;
+using testing::addMemcpy;
+using testing::addMemset;
 
 // Process 42: a launch (7), a copy (8, driver), a memset (9), a synchronize that launched nothing
 // (10), a graph launch with kernels on streams 7 and 8 (12). Process 77 reuses correlation id 7.
@@ -52,32 +37,28 @@ void addKernel(trace::TraceWriter& w, std::int64_t pid, std::int64_t stream, Tim
 std::filesystem::path writeLinks(const testing::TempDir& dir) {
   auto path = dir / "links.sqlite";
   trace::TraceWriter w(path);
-  addCall(w, trace::ApiKind::kRuntime, kPid, 100, "cudaLaunchKernel", 7);
-  addCall(w, trace::ApiKind::kDriver, kPid, 110, "cuMemcpyHtoDAsync_v2", 8);
-  addCall(w, trace::ApiKind::kRuntime, kPid, 120, "cudaMemsetAsync", 9);
-  addCall(w, trace::ApiKind::kRuntime, kPid, 130, "cudaStreamSynchronize", 10);
-  addCall(w, trace::ApiKind::kRuntime, kPid, 140, "cudaGraphLaunch", 12);
-  addCall(w, trace::ApiKind::kRuntime, kOtherPid, 100, "cudaLaunchKernel", 7);
-  addKernel(w, kPid, 7, 103, 7, "gemm");
-  trace::MemcpyRecord copy;
-  copy.start = 115;
-  copy.end = 118;
-  copy.streamId = 7;
-  copy.correlationId = 8;
-  copy.globalPid = trace::globalPidOf(kPid);
-  copy.copyKind = 1;
-  w.addMemcpy(copy);
-  trace::MemsetRecord set;
-  set.start = 125;
-  set.end = 126;
-  set.streamId = 7;
-  set.correlationId = 9;
-  set.globalPid = trace::globalPidOf(kPid);
-  w.addMemset(set);
-  addKernel(w, kPid, 8, 145, 12, "graph_b");  // later on stream 8, earlier in the table
-  addKernel(w, kPid, 7, 142, 12, "graph_a");
-  addKernel(w, kOtherPid, 7, 104, 7, "relu");
-  addKernel(w, kPid, 7, 200, 11, "orphan");
+  auto kernel = [&](std::int64_t pid, std::int64_t stream, TimeNs start, std::int64_t correlation,
+                    const char* name) {
+    addKernel(w, {.start = start,
+                  .end = start + 10,
+                  .pid = pid,
+                  .correlation = correlation,
+                  .name = name,
+                  .stream = stream});
+  };
+  addApiCall(w, 100, 105, kMain, 7, "cudaLaunchKernel");
+  addApiCall(w, 110, 115, kMain, 8, "cuMemcpyHtoDAsync_v2", trace::ApiKind::kDriver);
+  addApiCall(w, 120, 125, kMain, 9, "cudaMemsetAsync");
+  addApiCall(w, 130, 135, kMain, 10, "cudaStreamSynchronize");
+  addApiCall(w, 140, 145, kMain, 12, "cudaGraphLaunch");
+  addApiCall(w, 100, 105, kOtherMain, 7, "cudaLaunchKernel");
+  kernel(kPid, 7, 103, 7, "gemm");
+  addMemcpy(w, {.start = 115, .end = 118, .pid = kPid, .correlation = 8, .stream = 7});
+  addMemset(w, {.start = 125, .end = 126, .pid = kPid, .correlation = 9, .stream = 7});
+  kernel(kPid, 8, 145, 12, "graph_b");  // later on stream 8, earlier in the table
+  kernel(kPid, 7, 142, 12, "graph_a");
+  kernel(kOtherPid, 7, 104, 7, "relu");
+  kernel(kPid, 7, 200, 11, "orphan");
   w.commit();
   return path;
 }

@@ -15,6 +15,7 @@
 #include "rlscope/trace/writer.h"
 #include "support/run_command.h"
 #include "support/temp_dir.h"
+#include "support/trace_builder.h"
 
 namespace rlscope::gui {
 namespace {
@@ -23,33 +24,37 @@ constexpr std::int64_t kPid = 42;
 constexpr std::int64_t kGlobalPid = trace::globalPidOf(kPid);
 constexpr std::int64_t kMain = trace::globalTidOf(kPid, kPid);
 
-void addOperation(trace::TraceWriter& w, std::int64_t id, TimeNs start, TimeNs end,
-                  const char* name, std::int64_t parent, trace::OperationSource source,
-                  std::string args = {}) {
-  w.addOperation({.id = id,
-                  .start = start,
-                  .end = end,
-                  .globalTid = kMain,
-                  .nameId = w.intern(name),
-                  .parentId = parent,
-                  .depth = parent == 0 ? 0 : 1,
-                  .source = source,
-                  .args = std::move(args)});
-}
-
 // One of each kind of item, in process 42 on GPU 0. The trace starts at 1000 (the step).
 std::filesystem::path writeDetails(const testing::TempDir& dir) {
   auto path = dir / "details.sqlite";
   trace::TraceWriter w(path);
-  w.addProcess({.globalPid = kGlobalPid, .pid = kPid, .name = "python"});
-  w.addThread({kMain, kGlobalPid, kPid, "MainThread"});
-  w.addGpuInfo({.id = 0, .name = "NVIDIA A100-SXM4-40GB"});
+  testing::addProcess(w, kPid);
+  testing::addThread(w, kPid, kPid, "MainThread");
+  testing::addA100(w);
 
-  addOperation(w, 1, 1000, 2000, "step", 0, trace::OperationSource::kAnnotation,
-               R"({"unterminated":true})");
-  addOperation(w, 2, 1100, 1500, "inference", 1, trace::OperationSource::kNvtx);
-  addOperation(w, 3, 1600, 1700, "user_step", 1, trace::OperationSource::kKinetoUserAnnotation,
-               R"({"External id": 5, "note": "x"})");
+  testing::addOperation(w, {.id = 1,
+                            .start = 1000,
+                            .end = 2000,
+                            .name = "step",
+                            .globalTid = kMain,
+                            .args = R"({"unterminated":true})"});
+  testing::addOperation(w, {.id = 2,
+                            .start = 1100,
+                            .end = 1500,
+                            .name = "inference",
+                            .globalTid = kMain,
+                            .parent = 1,
+                            .depth = 1,
+                            .source = trace::OperationSource::kNvtx});
+  testing::addOperation(w, {.id = 3,
+                            .start = 1600,
+                            .end = 1700,
+                            .name = "user_step",
+                            .globalTid = kMain,
+                            .parent = 1,
+                            .depth = 1,
+                            .source = trace::OperationSource::kKinetoUserAnnotation,
+                            .args = R"({"External id": 5, "note": "x"})"});
   trace::NvtxRecord domain;
   domain.start = 0;
   domain.eventType = trace::NvtxEventType::kDomainCreate;

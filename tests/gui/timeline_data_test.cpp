@@ -17,96 +17,61 @@
 #include "rlscope/trace/writer.h"
 #include "support/run_command.h"
 #include "support/temp_dir.h"
+#include "support/trace_builder.h"
 
 namespace rlscope::gui {
 namespace {
 
+using testing::addA100;
+using testing::addApiCall;
+using testing::addCpu;
+using testing::addKernel;
+using testing::addMemcpy;
+using testing::addMemset;
+using testing::addOperation;
+using testing::addProcess;
+using testing::addThread;
 using trace::Category;
 constexpr std::int64_t kPid = 42;
 constexpr std::int64_t kOtherPid = 77;
 constexpr std::int64_t kMain = trace::globalTidOf(kPid, 42);
 constexpr std::int64_t kWorker = trace::globalTidOf(kPid, 43);
 
-void addOperation(trace::TraceWriter& w, std::int64_t id, TimeNs start, TimeNs end,
-                  const char* name, int depth) {
-  w.addOperation({.id = id,
-                  .start = start,
-                  .end = end,
-                  .globalTid = kMain,
-                  .nameId = w.intern(name),
-                  .parentId = depth == 0 ? 0 : 1,
-                  .depth = depth});
-}
-
-void addApiCall(trace::TraceWriter& w, trace::ApiKind kind, TimeNs start, TimeNs end,
-                const char* name, std::int64_t correlation) {
-  trace::ApiCallRecord r;
-  r.start = start;
-  r.end = end;
-  r.globalTid = kMain;
-  r.correlationId = correlation;
-  r.nameId = w.intern(name);
-  w.addApiCall(kind, r);
-}
-
-void addKernel(trace::TraceWriter& w, std::int64_t pid, std::int64_t device, std::int64_t stream,
-               TimeNs start, TimeNs end, std::int64_t correlation, const char* name) {
-  trace::KernelRecord k;
-  k.start = start;
-  k.end = end;
-  k.deviceId = device;
-  k.streamId = stream;
-  k.correlationId = correlation;
-  k.globalPid = trace::globalPidOf(pid);
-  k.shortName = k.demangledName = w.intern(name);
-  w.addKernel(k);
-}
-
 // One training step of process 42 on its main thread, a worker thread's Backend call, and GPU work
 // of processes 42 and 77 on two devices.
 std::filesystem::path writeStep(const testing::TempDir& dir) {
   auto path = dir / "step.sqlite";
   trace::TraceWriter w(path);
-  w.addProcess({.globalPid = trace::globalPidOf(kPid), .pid = kPid, .name = "python"});
-  w.addThread({kMain, trace::globalPidOf(kPid), 42, "MainThread"});
-  w.addThread({kWorker, trace::globalPidOf(kPid), 43, "worker"});
-  w.addGpuInfo({.id = 0, .name = "NVIDIA A100-SXM4-40GB"});
+  addProcess(w, kPid);
+  addThread(w, kPid, 42, "MainThread");
+  addThread(w, kPid, 43, "worker");
+  addA100(w);
   // Operations: step [0, 100) holds inference [10, 40) and backprop [50, 90); prefetch [30, 60),
   // also at depth 1, overlaps both without nesting.
-  addOperation(w, 1, 0, 100, "step", 0);
-  addOperation(w, 2, 10, 40, "inference", 1);
-  addOperation(w, 3, 50, 90, "backprop", 1);
-  addOperation(w, 4, 30, 60, "prefetch", 1);
-  auto cpu = [&](TimeNs s, TimeNs e, Category c, std::int64_t tid, const char* name) {
-    w.addCpuInterval(
-        {.start = s, .end = e, .globalTid = tid, .category = c, .nameId = w.intern(name)});
-  };
-  cpu(0, 100, Category::kPython, kMain, "train.py:step");
-  cpu(15, 35, Category::kBackend, kMain, "aten::linear");
-  cpu(55, 85, Category::kBackend, kMain, "aten::mm");
-  cpu(95, 120, Category::kBackend, kWorker, "aten::copy_");
-  cpu(70, 60, Category::kBackend, kWorker, "damaged");  // ends before it starts: left out
-  addApiCall(w, trace::ApiKind::kRuntime, 60, 62, "cudaLaunchKernel", 7);
-  addApiCall(w, trace::ApiKind::kDriver, 63, 64, "cuMemcpyHtoDAsync_v2", 8);
-  addKernel(w, kPid, 0, 7, 61, 80, 7, "gemm");
-  addKernel(w, kOtherPid, 0, 7, 20, 30, 3, "relu");
-  addKernel(w, kPid, 1, 7, 40, 50, 9, "reduce");
-  trace::MemcpyRecord copy;
-  copy.start = 81;
-  copy.end = 90;
-  copy.deviceId = 0;
-  copy.streamId = 7;
-  copy.correlationId = 8;
-  copy.globalPid = trace::globalPidOf(kPid);
-  copy.copyKind = 1;  // HtoD
-  w.addMemcpy(copy);
-  trace::MemsetRecord set;
-  set.start = 5;
-  set.end = 6;
-  set.deviceId = 0;
-  set.streamId = 13;
-  set.globalPid = trace::globalPidOf(kPid);
-  w.addMemset(set);
+  addOperation(w, 1, 0, 100, "step", kMain);
+  addOperation(w, 2, 10, 40, "inference", kMain, 1, 1);
+  addOperation(w, 3, 50, 90, "backprop", kMain, 1, 1);
+  addOperation(w, 4, 30, 60, "prefetch", kMain, 1, 1);
+  addCpu(w, 0, 100, Category::kPython, kMain, "train.py:step");
+  addCpu(w, 15, 35, Category::kBackend, kMain, "aten::linear");
+  addCpu(w, 55, 85, Category::kBackend, kMain, "aten::mm");
+  addCpu(w, 95, 120, Category::kBackend, kWorker, "aten::copy_");
+  addCpu(w, 70, 60, Category::kBackend, kWorker, "damaged");  // ends before it starts: left out
+  addApiCall(w, 60, 62, kMain, 7, "cudaLaunchKernel");
+  addApiCall(w, 63, 64, kMain, 8, "cuMemcpyHtoDAsync_v2", trace::ApiKind::kDriver);
+  addKernel(w,
+            {.start = 61, .end = 80, .pid = kPid, .correlation = 7, .name = "gemm", .stream = 7});
+  addKernel(
+      w, {.start = 20, .end = 30, .pid = kOtherPid, .correlation = 3, .name = "relu", .stream = 7});
+  addKernel(w, {.start = 40,
+                .end = 50,
+                .pid = kPid,
+                .correlation = 9,
+                .name = "reduce",
+                .device = 1,
+                .stream = 7});
+  addMemcpy(w, {.start = 81, .end = 90, .pid = kPid, .correlation = 8, .stream = 7});  // HtoD
+  addMemset(w, {.start = 5, .end = 6, .pid = kPid, .stream = 13});
   w.commit();
   return path;
 }
@@ -211,7 +176,7 @@ TEST(TimelineData, ATraceWithoutEventsHasNoTracks) {
   auto path = dir / "empty.sqlite";
   {
     trace::TraceWriter w(path);
-    w.addProcess({.globalPid = trace::globalPidOf(kPid), .pid = kPid, .name = "python"});
+    addProcess(w, kPid);
     w.commit();
   }
   trace::TraceReader reader(path);

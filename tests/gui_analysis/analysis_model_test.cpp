@@ -203,10 +203,10 @@ TEST_F(AnalysisModel, AnotherThreadsLaterOperationTakesItsTime) {
   {
     trace::TraceWriter w(path);
     testing::addAnalysisProcess(w);
-    testing::addAnalysisCpu(w, 0, 100, Category::kPython);
-    testing::addAnalysisCpu(w, 20, 50, Category::kSimulator, testing::kAnalysisWorker);
-    testing::addAnalysisOperation(w, 1, 0, 100, "train");
-    testing::addAnalysisOperation(w, 2, 20, 50, "simulate", 0, 0, testing::kAnalysisWorker);
+    testing::addCpu(w, 0, 100, Category::kPython, testing::kAnalysisMain);
+    testing::addCpu(w, 20, 50, Category::kSimulator, testing::kAnalysisWorker);
+    testing::addOperation(w, 1, 0, 100, "train", testing::kAnalysisMain);
+    testing::addOperation(w, 2, 20, 50, "simulate", testing::kAnalysisWorker);
     w.commit();
   }
   AnalysisResult r = run(path, AnalysisScope::operation(1));

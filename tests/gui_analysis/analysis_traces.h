@@ -9,6 +9,7 @@
 #include "rlscope/trace/global_id.h"
 #include "rlscope/trace/schema.h"
 #include "rlscope/trace/writer.h"
+#include "support/trace_builder.h"
 
 namespace rlscope::testing {
 
@@ -17,59 +18,22 @@ inline constexpr std::int64_t kAnalysisMain = trace::globalTidOf(kAnalysisPid, 4
 inline constexpr std::int64_t kAnalysisWorker = trace::globalTidOf(kAnalysisPid, 43);
 
 inline void addAnalysisProcess(trace::TraceWriter& w, bool onA100 = false) {
-  w.addProcess(
-      {.globalPid = trace::globalPidOf(kAnalysisPid), .pid = kAnalysisPid, .name = "python"});
-  if (!onA100) return;
-  trace::GpuInfoRecord gpu;
-  gpu.name = "NVIDIA A100-SXM4-40GB";
-  gpu.computeMajor = 8;
-  gpu.smCount = 108;
-  w.addGpuInfo(gpu);
-}
-
-inline void addAnalysisOperation(trace::TraceWriter& w, std::int64_t id, trace::TimeNs start,
-                                 trace::TimeNs end, const char* name, std::int64_t parent = 0,
-                                 int depth = 0, std::int64_t tid = kAnalysisMain) {
-  w.addOperation({.id = id,
-                  .start = start,
-                  .end = end,
-                  .globalTid = tid,
-                  .nameId = w.intern(name),
-                  .parentId = parent,
-                  .depth = depth});
-}
-
-inline void addAnalysisCpu(trace::TraceWriter& w, trace::TimeNs start, trace::TimeNs end,
-                           trace::Category c, std::int64_t tid = kAnalysisMain) {
-  w.addCpuInterval({.start = start, .end = end, .globalTid = tid, .category = c});
-}
-
-inline void addAnalysisCall(trace::TraceWriter& w, trace::TimeNs start, trace::TimeNs end,
-                            std::int64_t correlation, const char* name = "cudaLaunchKernel") {
-  trace::ApiCallRecord r;
-  r.start = start;
-  r.end = end;
-  r.globalTid = kAnalysisMain;
-  r.correlationId = correlation;
-  r.nameId = w.intern(name);
-  w.addApiCall(trace::ApiKind::kRuntime, r);
+  addProcess(w, kAnalysisPid);
+  if (onA100) addA100(w, /*predictorProperties=*/true);
 }
 
 // A memory-bound kernel: 5400 blocks of 256 threads, 47 registers (the predictor can scale it).
 inline void addAnalysisKernel(trace::TraceWriter& w, trace::TimeNs start, trace::TimeNs end,
                               std::int64_t correlation) {
-  trace::KernelRecord k;
-  k.start = start;
-  k.end = end;
-  k.correlationId = correlation;
-  k.globalPid = trace::globalPidOf(kAnalysisPid);
-  k.shortName = k.demangledName = k.mangledName =
-      w.intern("void at::native::vectorized_elementwise_kernel<4>");
-  k.gridX = 5400;
-  k.gridY = k.gridZ = k.blockY = k.blockZ = 1;
-  k.blockX = 256;
-  k.registersPerThread = 47;
-  w.addKernel(k);
+  addKernel(w, {.start = start,
+                .end = end,
+                .pid = kAnalysisPid,
+                .correlation = correlation,
+                .name = "void at::native::vectorized_elementwise_kernel<4>",
+                .mangled = true,
+                .grid = {5400, 1, 1},
+                .block = {256, 1, 1},
+                .registersPerThread = 47});
 }
 
 // One training step (ns): "step" [0, 100) (id 1) holds "inference" [10, 40) (id 2) and
@@ -80,15 +44,15 @@ inline void writeAnalysisStep(const std::filesystem::path& path, bool onA100 = f
   using trace::Category;
   trace::TraceWriter w(path);
   addAnalysisProcess(w, onA100);
-  addAnalysisCpu(w, 0, 100, Category::kPython);
-  addAnalysisCpu(w, 15, 35, Category::kBackend);
-  addAnalysisCpu(w, 55, 85, Category::kBackend);
-  addAnalysisCpu(w, 95, 120, Category::kBackend, kAnalysisWorker);
-  addAnalysisCall(w, 60, 62, 7);
+  addCpu(w, 0, 100, Category::kPython, kAnalysisMain);
+  addCpu(w, 15, 35, Category::kBackend, kAnalysisMain);
+  addCpu(w, 55, 85, Category::kBackend, kAnalysisMain);
+  addCpu(w, 95, 120, Category::kBackend, kAnalysisWorker);
+  addApiCall(w, 60, 62, kAnalysisMain, 7);
   addAnalysisKernel(w, 61, 80, 7);
-  addAnalysisOperation(w, 1, 0, 100, "step");
-  addAnalysisOperation(w, 2, 10, 40, "inference", 1, 1);
-  addAnalysisOperation(w, 3, 50, 90, "backprop", 1, 1);
+  addOperation(w, 1, 0, 100, "step", kAnalysisMain);
+  addOperation(w, 2, 10, 40, "inference", kAnalysisMain, 1, 1);
+  addOperation(w, 3, 50, 90, "backprop", kAnalysisMain, 1, 1);
   w.addPhase({0, 100, trace::globalPidOf(kAnalysisPid), w.intern("training")});
   w.commit();
 }
@@ -104,11 +68,11 @@ inline void writeAnalysisCalibrated(const std::filesystem::path& path) {
   w.setMeta(trace::meta::kCommandElapsedNs, "2000");
   w.setMeta(trace::meta::kPythonTransitions, "2");
   addAnalysisProcess(w);
-  addAnalysisCpu(w, 0, 1000, Category::kPython);
-  addAnalysisCpu(w, 400, 600, Category::kBackend);
-  addAnalysisCall(w, 420, 430, 7);
+  addCpu(w, 0, 1000, Category::kPython, kAnalysisMain);
+  addCpu(w, 400, 600, Category::kBackend, kAnalysisMain);
+  addApiCall(w, 420, 430, kAnalysisMain, 7);
   addAnalysisKernel(w, 500, 900, 7);
-  addAnalysisOperation(w, 1, 0, 1000, "update");
+  addOperation(w, 1, 0, 1000, "update", kAnalysisMain);
   analysis::Calibration c;
   c.uninstrumentedNs = {1700, 0, 1};
   c.costs = {{analysis::cost::kProcess, "", {10, 0, 1}},
@@ -130,15 +94,15 @@ inline void writeAnalysisLoop(const std::filesystem::path& path, std::int64_t st
   for (std::int64_t i = 0; i < steps; ++i) {
     trace::TimeNs t = i * 10'000;
     std::int64_t step = ++id;
-    addAnalysisOperation(w, step, t, t + 8'000, "step");
-    addAnalysisOperation(w, ++id, t + 500, t + 3'000, "inference", step, 1);
-    addAnalysisOperation(w, ++id, t + 4'000, t + 7'500, "backprop", step, 1);
-    addAnalysisCpu(w, t, t + 8'000, Category::kPython);
-    addAnalysisCpu(w, t + 1'000, t + 2'500, Category::kBackend);
-    addAnalysisCpu(w, t + 4'500, t + 7'000, Category::kBackend);
-    addAnalysisCall(w, t + 5'000, t + 5'200, i + 1);
+    addOperation(w, step, t, t + 8'000, "step", kAnalysisMain);
+    addOperation(w, ++id, t + 500, t + 3'000, "inference", kAnalysisMain, step, 1);
+    addOperation(w, ++id, t + 4'000, t + 7'500, "backprop", kAnalysisMain, step, 1);
+    addCpu(w, t, t + 8'000, Category::kPython, kAnalysisMain);
+    addCpu(w, t + 1'000, t + 2'500, Category::kBackend, kAnalysisMain);
+    addCpu(w, t + 4'500, t + 7'000, Category::kBackend, kAnalysisMain);
+    addApiCall(w, t + 5'000, t + 5'200, kAnalysisMain, i + 1);
     addAnalysisKernel(w, t + 5'100, t + 9'000, i + 1);
-    addAnalysisCpu(w, t + 8'000, t + 9'500, Category::kSimulator, kAnalysisWorker);
+    addCpu(w, t + 8'000, t + 9'500, Category::kSimulator, kAnalysisWorker);
   }
   w.commit();
 }

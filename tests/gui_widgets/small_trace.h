@@ -10,6 +10,7 @@
 #include "rlscope/trace/global_id.h"
 #include "rlscope/trace/writer.h"
 #include "support/temp_dir.h"
+#include "support/trace_builder.h"
 #include "timeline_layout.h"
 
 namespace rlscope::testing {
@@ -21,37 +22,20 @@ inline std::filesystem::path writeSmallTrace(const TempDir& dir) {
   const std::int64_t main = trace::globalTidOf(kSmallPid, 42);
   auto path = dir / "small.sqlite";
   trace::TraceWriter w(path);
-  w.addProcess({.globalPid = trace::globalPidOf(kSmallPid), .pid = kSmallPid, .name = "python"});
-  w.addThread({main, trace::globalPidOf(kSmallPid), 42, "MainThread"});
-  w.addGpuInfo({.id = 0, .name = "NVIDIA A100-SXM4-40GB"});
-  w.addCpuInterval({.start = 0,
-                    .end = 1'000'000,
-                    .globalTid = main,
-                    .category = trace::Category::kPython,
-                    .nameId = w.intern("train.py:step")});
-  w.addOperation({.id = kSmallOperationId,
-                  .start = 100'000,
-                  .end = 950'000,
-                  .globalTid = main,
-                  .nameId = w.intern("train_step")});
-  trace::ApiCallRecord launch;
-  launch.start = 400'000;
-  launch.end = 450'000;
-  launch.globalTid = main;
-  launch.correlationId = 1;
-  launch.nameId = w.intern("cudaLaunchKernel");
-  w.addApiCall(trace::ApiKind::kRuntime, launch);
-  trace::KernelRecord k;
-  k.start = 500'000;
-  k.end = 900'000;
-  k.deviceId = 0;
-  k.streamId = 7;
-  k.correlationId = 1;
-  k.globalPid = trace::globalPidOf(kSmallPid);
-  k.gridX = 108;
-  k.blockX = 256;
-  k.shortName = k.demangledName = w.intern("gemm");
-  w.addKernel(k);
+  addProcess(w, kSmallPid);
+  addThread(w, kSmallPid, 42, "MainThread");
+  addA100(w);
+  addCpu(w, 0, 1'000'000, trace::Category::kPython, main, "train.py:step");
+  addOperation(w, kSmallOperationId, 100'000, 950'000, "train_step", main);
+  addApiCall(w, 400'000, 450'000, main, 1, "cudaLaunchKernel");
+  addKernel(w, {.start = 500'000,
+                .end = 900'000,
+                .pid = kSmallPid,
+                .correlation = 1,
+                .name = "gemm",
+                .stream = 7,
+                .grid = {108, 0, 0},
+                .block = {256, 0, 0}});
   w.commit();
   return path;
 }

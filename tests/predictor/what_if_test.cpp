@@ -12,11 +12,17 @@
 #include "rlscope/trace/writer.h"
 #include "support/run_command.h"
 #include "support/temp_dir.h"
+#include "support/trace_builder.h"
 #include "what_if_output.h"
 
 namespace rlscope::predictor {
 namespace {
 
+using testing::addA100;
+using testing::addApiCall;
+using testing::addCpu;
+using testing::addOperation;
+using testing::addProcess;
 using trace::Category;
 constexpr std::int64_t kPid = 42;
 constexpr std::int64_t kMain = trace::globalTidOf(kPid, 42);
@@ -32,55 +38,23 @@ KernelLaunch theKernel(double ns) {
   return {5400, {256, 47, 0, 0}, ns};
 }
 
-// Rows the constructed traces are made of: a Python process on an A100, operations, CPU
-// intervals, CUDA calls and kernels (`theKernel`'s launch configuration, or none with grid 0).
+// Rows the constructed traces are made of: a Python process on an A100 (unless asked otherwise),
+// and kernels with `theKernel`'s launch configuration (or none with grid 0).
 void addProcessOnA100(trace::TraceWriter& w, bool withGpuInfo = true) {
-  w.addProcess({.globalPid = trace::globalPidOf(kPid), .pid = kPid, .name = "python"});
-  if (!withGpuInfo) return;
-  trace::GpuInfoRecord gpu;
-  gpu.name = "NVIDIA A100-SXM4-40GB";
-  gpu.computeMajor = 8;
-  gpu.smCount = 108;
-  w.addGpuInfo(gpu);
-}
-
-void addOperation(trace::TraceWriter& w, std::int64_t id, trace::TimeNs start, trace::TimeNs end,
-                  const char* name) {
-  w.addOperation(
-      {.id = id, .start = start, .end = end, .globalTid = kMain, .nameId = w.intern(name)});
-}
-
-void addCpu(trace::TraceWriter& w, trace::TimeNs start, trace::TimeNs end,
-            Category category = Category::kPython) {
-  w.addCpuInterval({.start = start, .end = end, .globalTid = kMain, .category = category});
-}
-
-void addApiCall(trace::TraceWriter& w, trace::TimeNs start, trace::TimeNs end, const char* name,
-                std::int64_t correlation, std::int64_t tid = kMain) {
-  trace::ApiCallRecord r;
-  r.start = start;
-  r.end = end;
-  r.globalTid = tid;
-  r.correlationId = correlation;
-  r.nameId = w.intern(name);
-  w.addApiCall(trace::ApiKind::kRuntime, r);
+  addProcess(w, kPid);
+  if (withGpuInfo) addA100(w, /*predictorProperties=*/true);
 }
 
 void addKernel(trace::TraceWriter& w, trace::TimeNs start, trace::TimeNs end,
                std::int64_t correlation, const char* name, std::int64_t grid = 5400) {
-  trace::KernelRecord k;
-  k.start = start;
-  k.end = end;
-  k.correlationId = correlation;
-  k.globalPid = trace::globalPidOf(kPid);
-  k.demangledName = k.shortName = w.intern(name);
+  testing::Kernel k{
+      .start = start, .end = end, .pid = kPid, .correlation = correlation, .name = name};
   if (grid > 0) {
-    k.gridX = grid;
-    k.gridY = k.gridZ = k.blockY = k.blockZ = 1;
-    k.blockX = 256;
+    k.grid = {grid, 1, 1};
+    k.block = {256, 1, 1};
     k.registersPerThread = 47;
   }
-  w.addKernel(k);
+  testing::addKernel(w, k);
 }
 
 // "train" [0, 10 µs): Python for 1 µs, a launch, then cudaDeviceSynchronize for the 8 µs its
@@ -88,13 +62,13 @@ void addKernel(trace::TraceWriter& w, trace::TimeNs start, trace::TimeNs end,
 void writeTrainingStep(const std::filesystem::path& path, bool withGpuInfo = true) {
   trace::TraceWriter w(path);
   addProcessOnA100(w, withGpuInfo);
-  addOperation(w, 1, 0, 10000, "train");
-  addOperation(w, 2, 10000, 20000, "rollout");
-  addCpu(w, 0, 1000);
-  addApiCall(w, 1000, 1100, "cudaLaunchKernel", 7);
-  addApiCall(w, 1100, 9100, "cudaDeviceSynchronize", 8);
-  addCpu(w, 9100, 10000);
-  addCpu(w, 10000, 20000);
+  addOperation(w, 1, 0, 10000, "train", kMain);
+  addOperation(w, 2, 10000, 20000, "rollout", kMain);
+  addCpu(w, 0, 1000, Category::kPython, kMain);
+  addApiCall(w, 1000, 1100, kMain, 7, "cudaLaunchKernel");
+  addApiCall(w, 1100, 9100, kMain, 8, "cudaDeviceSynchronize");
+  addCpu(w, 9100, 10000, Category::kPython, kMain);
+  addCpu(w, 10000, 20000, Category::kPython, kMain);
   addKernel(w, 1100, 9100, 7, "void at::native::vectorized_elementwise_kernel<4>");
   w.commit();
 }
@@ -151,8 +125,8 @@ TEST_F(WhatIf, ABusyCpuHidesAFasterGpu) {
   {
     trace::TraceWriter w(busy);
     addProcessOnA100(w);
-    addOperation(w, 1, 0, 100000, "simulate");
-    addCpu(w, 0, 100000, Category::kSimulator);
+    addOperation(w, 1, 0, 100000, "simulate", kMain);
+    addCpu(w, 0, 100000, Category::kSimulator, kMain);
     addKernel(w, 1000, 3000, 1, "reduce_kernel", /*grid=*/1);
     w.commit();
   }
@@ -208,10 +182,10 @@ TEST_F(WhatIf, GpuWorkRunningDuringAnOperationScalesIt) {
   {
     trace::TraceWriter w(path2);
     addProcessOnA100(w);
-    addOperation(w, 1, 0, 10000, "backward");
-    addApiCall(w, 0, 10000, "cudaStreamSynchronize", 1);
-    addApiCall(w, 0, 100, "cudaLaunchKernel", 2, kWorker);
-    addApiCall(w, 20000, 20100, "cudaLaunchKernel", 3, kWorker);
+    addOperation(w, 1, 0, 10000, "backward", kMain);
+    addApiCall(w, 0, 10000, kMain, 1, "cudaStreamSynchronize");
+    addApiCall(w, 0, 100, kWorker, 2, "cudaLaunchKernel");
+    addApiCall(w, 20000, 20100, kWorker, 3, "cudaLaunchKernel");
     addKernel(w, 100, 9100, 2, "elementwise_kernel");
     addKernel(w, 20100, 40100, 3, "ncclKernel_AllReduce_RING_LL_Sum_float");
     w.commit();
