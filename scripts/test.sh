@@ -3,7 +3,7 @@
 #   scripts/test.sh              build/ (RelWithDebInfo, warnings are errors)
 #   scripts/test.sh --sanitize   build-asan/ (AddressSanitizer + UndefinedBehaviorSanitizer,
 #                                leak checks on, every report fatal; benchmarks not built)
-#   scripts/test.sh --tsan       build-tsan/ (ThreadSanitizer): the collector and its tests only
+#   scripts/test.sh --tsan       build-tsan/ (ThreadSanitizer): the code with threads of its own only
 # Other arguments go to ctest, e.g. `scripts/test.sh -R Kineto` or `-L import`.
 set -euo pipefail
 # shellcheck source=scripts/common.sh
@@ -28,14 +28,16 @@ start=$(date +%s)
 targets=()
 if [[ $tsan -eq 1 ]]; then
   dir=build-tsan
-  what="ThreadSanitizer, collector"
+  what="ThreadSanitizer: collector, timeline load, analysis worker"
   cmake_args=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DRLSCOPE_WERROR=OFF "-DRLSCOPE_SANITIZE=thread"
     -DRLSCOPE_BUILD_BENCH=OFF)
   # die_after_fork=0: a fork child of a profiled program starts its own writer thread.
   export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:die_after_fork=0:suppressions=$PWD/tests/tsan.supp"
-  # The collector's suites (labels = their folders under tests/) and what they run.
-  targets=(--target rlscope_collector_checks)
-  ctest_args=(-L '^(collector|cupti)$' "${ctest_args[@]}")
+  # The suites of the code that runs threads (labels = their folders under tests/) and what they
+  # run: the collector; loadTimeline's two readers (gui); the analysis panel's worker, without Qt
+  # (gui_analysis). Qt's own threads are not instrumented, so the widget tests are left out.
+  targets=(--target rlscope_thread_checks)
+  ctest_args=(-L '^(collector|cupti|gui|gui_analysis)$' "${ctest_args[@]}")
 elif [[ $sanitize -eq 1 ]]; then
   dir=build-asan
   what="AddressSanitizer+UBSan"

@@ -85,7 +85,7 @@ TEST_F(MainWindowInteraction, ScreenshotHasTheTracksInTheirColours) {
   EXPECT_EQ(rowPixels("CPU categories", kernel), 0);
   EXPECT_GT(rowPixels("Stream 7", kernel), plot * 4 / 10 * 10);  // 40 % of the plot
   EXPECT_EQ(rowPixels("Stream 7", python), 0);
-  EXPECT_GT(rowPixels("CPU categories, level 1", api), plot / 20 * 10);  // the call, 5 %
+  EXPECT_GT(rowPixels("CPU categories, level 1", api), plot / 20 * 10);     // the call, 5 %
   EXPECT_GT(rowPixels("Operations", paletteColor(0)), plot * 8 / 10 * 10);  // 85 %
   int dark = 0;  // text: labels, ruler, menus
   for (int y = 0; y < image.height(); ++y) {
@@ -148,7 +148,7 @@ TEST_F(MainWindowInteraction, SearchCountsStepsAndWraps) {
     seen.push_back(selectedName());
   }
   EXPECT_EQ(seen, (std::vector<std::string>{"train.py:step", "train_step", "cudaLaunchKernel",
-                                             "train.py:step"}));
+                                            "train.py:step"}));
   // Shift+Enter goes back.
   QTest::keyClick(bar->patternEdit(), Qt::Key_Return, Qt::ShiftModifier);
   EXPECT_EQ(selectedName(), seen[2]);

@@ -69,9 +69,8 @@ TEST_F(MainWindowTest, OpensATraceAndRemembersIt) {
   ASSERT_TRUE(opened.wait(kWaitMs));
   window.openFile(qpath(path));
   ASSERT_TRUE(opened.wait(kWaitMs));
-  EXPECT_EQ(window.recentFiles(),
-            QStringList({qpath(std::filesystem::absolute(path)),
-                         qpath(std::filesystem::absolute(other))}));
+  EXPECT_EQ(window.recentFiles(), QStringList({qpath(std::filesystem::absolute(path)),
+                                               qpath(std::filesystem::absolute(other))}));
 }
 
 TEST_F(MainWindowTest, ReportsACorruptFileInAMessageBox) {

@@ -98,8 +98,8 @@ TEST(TimelineView, KeysAndWheelNavigate) {
 TEST(RlscopeGui, ScreenshotOfATrace) {
   testing::TempDir dir;
   const auto png = dir / "shot.png";
-  auto r = testing::runCommand(
-      {"rlscope-gui", "--screenshot", png.string(), "--size", "800x400", writeSmallTrace(dir).string()});
+  auto r = testing::runCommand({"rlscope-gui", "--screenshot", png.string(), "--size", "800x400",
+                                writeSmallTrace(dir).string()});
   ASSERT_EQ(r.exitCode, 0) << r.err;
   QImage image(QString::fromStdString(png.string()));
   ASSERT_FALSE(image.isNull());
@@ -116,7 +116,8 @@ TEST(RlscopeGui, ScreenshotOfAWindowAndASearch) {
   EXPECT_FALSE(QImage(QString::fromStdString(png.string())).isNull());
   // No event of that name: one line, exit 1, no image.
   const auto none = dir / "none.png";
-  r = testing::runCommand({"rlscope-gui", "--screenshot", none.string(), "--search", "nope", trace});
+  r = testing::runCommand(
+      {"rlscope-gui", "--screenshot", none.string(), "--search", "nope", trace});
   EXPECT_EQ(r.exitCode, 1);
   EXPECT_EQ(testing::lines(r.err).size(), 1u) << r.err;
   EXPECT_FALSE(std::filesystem::exists(none));
@@ -134,15 +135,13 @@ TEST(RlscopeGui, ScreenshotOfGarbageFailsWithOneLine) {
 }
 
 TEST(RlscopeGui, BadArgumentsFailWithOneLine) {
-  for (const auto& args :
-       std::vector<std::vector<std::string>>{{"rlscope-gui", "--screenshot", "out.png"},
-                                             {"rlscope-gui", "--size", "12", "x.sqlite"},
-                                             {"rlscope-gui", "--bogus"},
-                                             {"rlscope-gui", "--screenshot", "o.png", "--window",
-                                              "5s:1s", "x.sqlite"},
-                                             {"rlscope-gui", "--screenshot", "o.png", "--window",
-                                              "1:2", "x.sqlite"},
-                                             {"rlscope-gui", "--search", "gemm", "x.sqlite"}}) {
+  for (const auto& args : std::vector<std::vector<std::string>>{
+           {"rlscope-gui", "--screenshot", "out.png"},
+           {"rlscope-gui", "--size", "12", "x.sqlite"},
+           {"rlscope-gui", "--bogus"},
+           {"rlscope-gui", "--screenshot", "o.png", "--window", "5s:1s", "x.sqlite"},
+           {"rlscope-gui", "--screenshot", "o.png", "--window", "1:2", "x.sqlite"},
+           {"rlscope-gui", "--search", "gemm", "x.sqlite"}}) {
     auto r = testing::runCommand(args);
     EXPECT_EQ(r.exitCode, 1) << args.back();
     EXPECT_EQ(testing::lines(r.err).size(), 1u) << r.err;

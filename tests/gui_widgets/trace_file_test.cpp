@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "rlscope/trace/error.h"
-#include "rlscope/trace/writer.h"
 #include "rlscope/trace/global_id.h"
+#include "rlscope/trace/writer.h"
 #include "support/nsys_fixture.h"
 #include "support/temp_dir.h"
 
