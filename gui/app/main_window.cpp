@@ -30,6 +30,17 @@ namespace rlscope::gui {
 namespace {
 const QString kRecentKey = QStringLiteral("recentFiles");
 constexpr int kProgressSteps = 1000;
+const QString kNavigationHelp = QStringLiteral(
+    "Wheel: zoom at the pointer (over the labels, or with Shift: scroll the rows)\n"
+    "Drag: pan\n"
+    "W / S: zoom in / out    A / D: pan    F: fit the whole trace\n"
+    "Click: select an event (its details; a merged block: its longest event)\n"
+    "Double-click: follow a CUDA call to its GPU work, or GPU work to its call\n"
+    "Shift+drag: select a time range (its duration; the analysis follows it)\n"
+    "Z: zoom to the range    Escape: clear the selection and the range\n"
+    "Click a process, thread or GPU header: collapse or expand it\n"
+    "Ctrl+F: search; Enter / Shift+Enter: next / previous match");
+
 // Links drawn and listed for one selection: a graph launch or a copy-heavy call can have thousands.
 constexpr std::size_t kMaxLinks = 1000;
 
@@ -122,6 +133,13 @@ MainWindow::MainWindow(QWidget* parent)
   viewMenu->addSeparator();
   viewMenu->addAction(detailsDock->toggleViewAction());
   viewMenu->addAction(analysisDock->toggleViewAction());
+  QMenu* help = menuBar()->addMenu(tr("&Help"));
+  help->addAction(tr("&Keys and mouse…"), QKeySequence::HelpContents, this, [this] {
+    auto* box = new QMessageBox(QMessageBox::Information, tr("Keys and mouse"), kNavigationHelp,
+                                QMessageBox::Ok, this);
+    box->setAttribute(Qt::WA_DeleteOnClose);
+    box->open();
+  });
 
   connect(loader_, &TraceLoader::progress, this, &MainWindow::onProgress);
   connect(loader_, &TraceLoader::loaded, this, &MainWindow::onLoaded);
