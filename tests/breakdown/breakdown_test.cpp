@@ -9,6 +9,7 @@
 #include "breakdown_output.h"
 #include "rlscope/trace/global_id.h"
 #include "rlscope/trace/writer.h"
+#include "step_trace.h"
 #include "support/run_command.h"
 #include "support/temp_dir.h"
 #include "support/trace_builder.h"
@@ -22,9 +23,6 @@ using testing::addKernel;
 using testing::addOperation;
 using testing::addProcess;
 using trace::Category;
-constexpr std::int64_t kPid = 42;
-constexpr std::int64_t kMain = trace::globalTidOf(kPid, 42);
-constexpr std::int64_t kWorker = trace::globalTidOf(kPid, 43);
 
 const OperationBreakdown& find(const Breakdown& b, const std::string& name) {
   for (const auto& o : b.operations)
@@ -32,36 +30,9 @@ const OperationBreakdown& find(const Breakdown& b, const std::string& name) {
   throw std::runtime_error("no operation " + name);
 }
 
-trace::TimeNs setTime(const OperationBreakdown& o, std::vector<std::string> set) {
-  for (const auto& c : o.categories)
-    if (c.set == set) return c.time;
-  return 0;
-}
-
-// One training step: "step" [0, 100) holds "inference" [10, 40) and "backprop" [50, 90);
-// Python on the main thread throughout, Backend [15, 35) and [55, 85), a CUDA launch [60, 62)
-// and a kernel [61, 80) on the GPU; a worker thread's Backend [95, 120) after the step.
-std::filesystem::path writeStep(const testing::TempDir& dir) {
-  auto path = dir / "step.sqlite";
-  trace::TraceWriter w(path);
-  addProcess(w, kPid);
-  addCpu(w, 0, 100, Category::kPython, kMain);
-  addCpu(w, 15, 35, Category::kBackend, kMain);
-  addCpu(w, 55, 85, Category::kBackend, kMain);
-  addCpu(w, 95, 120, Category::kBackend, kWorker);
-  addApiCall(w, 60, 62, kMain, 0);
-  addKernel(w, {.start = 61, .end = 80, .pid = kPid, .correlation = 0, .mangled = true});
-  addOperation(w, 1, 0, 100, "step", kMain);
-  addOperation(w, 2, 10, 40, "inference", kMain, 1, 1);
-  addOperation(w, 3, 50, 90, "backprop", kMain, 1, 1);
-  w.addPhase({0, 100, trace::globalPidOf(kPid), w.intern("training")});
-  w.commit();
-  return path;
-}
-
 TEST(Breakdown, OperationsResourcesAndCategorySetsAreExact) {
   testing::TempDir dir;
-  trace::TraceReader reader(writeStep(dir));
+  trace::TraceReader reader(writeStepTrace(dir, {.trainingPhase = true}));
   Breakdown b = analyzeTrace(reader);
 
   const auto& inference = find(b, "inference");
@@ -97,7 +68,7 @@ TEST(Breakdown, OperationsResourcesAndCategorySetsAreExact) {
 
 TEST(Breakdown, JsonFollowsTheContract) {
   testing::TempDir dir;
-  trace::TraceReader reader(writeStep(dir));
+  trace::TraceReader reader(writeStepTrace(dir, {.trainingPhase = true}));
   auto j = toJson(analyzeTrace(reader));
   EXPECT_EQ(j["schema"], "rlscope.analysis/1");
   EXPECT_EQ(j["corrected"], false);
@@ -184,7 +155,7 @@ TEST(Correction, OnlyFeaturesTheTraceRecordedAreCorrected) {
 
 TEST(Correction, ATraceRlscopeProfDidNotRecordIsRefused) {
   testing::TempDir dir;
-  trace::TraceReader reader(writeStep(dir));
+  trace::TraceReader reader(writeStepTrace(dir, {.trainingPhase = true}));
   Calibration cal = knownCosts();
   EXPECT_THROW(analyzeTrace(reader, {.calibration = &cal}), std::runtime_error);
 }
@@ -299,15 +270,10 @@ TEST(Views, ProcessThreadAndWholeRun) {
 }
 
 TEST(Breakdown, AnalyzeCommandOnARealA100Trace) {
-  auto dir0 = testing::sharedTracesDir();
-  if (dir0.empty()) GTEST_SKIP() << "../shared/traces/kineto is absent";
-  auto source = dir0 / "a100_alexnet.json.gz";
-  if (!std::filesystem::exists(source)) GTEST_SKIP() << source << " is not there";
   testing::TempDir dir;
-  auto trace = dir / "alexnet.sqlite";
-  ASSERT_EQ(testing::runCommand({"rlscope", "import", "-q", source.string(), "-o", trace.string()})
-                .exitCode,
-            0);
+  std::string why;
+  auto trace = testing::importSharedTrace(dir, "a100_alexnet", why);
+  if (trace.empty()) GTEST_SKIP() << why;
   auto json = testing::runCommand({"rlscope", "analyze", trace.string(), "--format", "json"});
   ASSERT_EQ(json.exitCode, 0) << json.err;
   auto j = nlohmann::json::parse(json.out);

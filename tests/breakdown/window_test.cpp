@@ -11,6 +11,7 @@
 #include "breakdown.h"
 #include "rlscope/trace/global_id.h"
 #include "rlscope/trace/writer.h"
+#include "step_trace.h"
 #include "support/temp_dir.h"
 #include "support/trace_builder.h"
 
@@ -23,40 +24,11 @@ using testing::addKernel;
 using testing::addOperation;
 using testing::addProcess;
 using trace::Category;
-constexpr std::int64_t kPid = 42;
-constexpr std::int64_t kMain = trace::globalTidOf(kPid, 42);
-constexpr std::int64_t kWorker = trace::globalTidOf(kPid, 43);
 
 const OperationBreakdown* find(const Breakdown& b, const std::string& name) {
   for (const auto& o : b.operations)
     if (o.name == name) return &o;
   return nullptr;
-}
-
-trace::TimeNs setTime(const OperationBreakdown& o, std::vector<std::string> set) {
-  for (const auto& c : o.categories)
-    if (c.set == set) return c.time;
-  return 0;
-}
-
-// "step" [0, 100) holds "inference" [10, 40) and "backprop" [50, 90); Python on the main thread
-// throughout, Backend [15, 35) and [55, 85), a launch [60, 62) of a kernel [61, 80)
-// (correlation 7); a worker thread's Backend [95, 120). The trace spans [0, 120).
-std::filesystem::path writeStep(const testing::TempDir& dir) {
-  auto path = dir / "step.sqlite";
-  trace::TraceWriter w(path);
-  addProcess(w, kPid);
-  addCpu(w, 0, 100, Category::kPython, kMain);
-  addCpu(w, 15, 35, Category::kBackend, kMain);
-  addCpu(w, 55, 85, Category::kBackend, kMain);
-  addCpu(w, 95, 120, Category::kBackend, kWorker);
-  addApiCall(w, 60, 62, kMain, 7);
-  addKernel(w, {.start = 61, .end = 80, .pid = kPid, .correlation = 7, .mangled = true});
-  addOperation(w, 1, 0, 100, "step", kMain);
-  addOperation(w, 2, 10, 40, "inference", kMain, 1, 1);
-  addOperation(w, 3, 50, 90, "backprop", kMain, 1, 1);
-  w.commit();
-  return path;
 }
 
 Breakdown analyzeWindow(const std::filesystem::path& path, trace::TimeNs t0, trace::TimeNs t1) {
@@ -68,7 +40,7 @@ Breakdown analyzeWindow(const std::filesystem::path& path, trace::TimeNs t0, tra
 
 TEST(Window, HoldingTheWholeTraceIsTheWholeRun) {
   testing::TempDir dir;
-  auto path = writeStep(dir);
+  auto path = writeStepTrace(dir, {.correlation = 7});
   trace::TraceReader reader(path);
   Breakdown whole = analyzeTrace(reader);
   for (auto [t0, t1] : {std::pair<trace::TimeNs, trace::TimeNs>{0, 120}, {-1000, 1000}}) {
@@ -92,7 +64,7 @@ TEST(Window, HoldingTheWholeTraceIsTheWholeRun) {
 
 TEST(Window, IntervalsAreClippedAndOperationsOutsideLeftOut) {
   testing::TempDir dir;
-  Breakdown b = analyzeWindow(writeStep(dir), 0, 50);
+  Breakdown b = analyzeWindow(writeStepTrace(dir, {.correlation = 7}), 0, 50);
   ASSERT_TRUE(b.window.has_value());
   EXPECT_EQ(b.totalNs, 50);
   ASSERT_NE(find(b, "inference"), nullptr);
@@ -106,7 +78,7 @@ TEST(Window, IntervalsAreClippedAndOperationsOutsideLeftOut) {
 
 TEST(Window, GpuTimeIsClippedAndLaunchesCountWhereTheyStart) {
   testing::TempDir dir;
-  auto path = writeStep(dir);
+  auto path = writeStepTrace(dir, {.correlation = 7});
   // [60, 100): the launch [60, 62) is inside, so the kernel it launched counts whole.
   Breakdown b = analyzeWindow(path, 60, 100);
   EXPECT_EQ(b.totalNs, 40);
@@ -166,7 +138,7 @@ TEST(Window, ClippedOperationsKeepTheirOwnership) {
 
 TEST(Window, EmptyOrInvertedWindowsHaveNothing) {
   testing::TempDir dir;
-  auto path = writeStep(dir);
+  auto path = writeStepTrace(dir, {.correlation = 7});
   for (auto [t0, t1] : {std::pair<trace::TimeNs, trace::TimeNs>{50, 50}, {80, 20}, {500, 600}}) {
     Breakdown b = analyzeWindow(path, t0, t1);
     EXPECT_EQ(b.totalNs, 0);

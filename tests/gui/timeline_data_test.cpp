@@ -244,15 +244,10 @@ TEST(TimelineData, LoadsEveryRealKinetoTrace) {
 }
 
 TEST(TimelineData, TheA100AlexNetTraceLinksLaunchesToKernels) {
-  auto traces = testing::sharedTracesDir();
-  if (traces.empty()) GTEST_SKIP() << "../shared/traces/kineto is absent";
-  auto source = traces / "a100_alexnet.json.gz";
-  if (!std::filesystem::exists(source)) GTEST_SKIP() << source << " is not there";
   testing::TempDir dir;
-  auto path = dir / "alexnet.sqlite";
-  ASSERT_EQ(testing::runCommand({"rlscope", "import", "-q", source.string(), "-o", path.string()})
-                .exitCode,
-            0);
+  std::string why;
+  auto path = testing::importSharedTrace(dir, "a100_alexnet", why);
+  if (path.empty()) GTEST_SKIP() << why;
   trace::TraceReader reader(path);
   TimelineData data = loadTimeline(reader);
 

@@ -1,6 +1,7 @@
 #include "support/run_command.h"
 
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -55,6 +56,29 @@ std::vector<std::string> lines(const std::string& text) {
     if (!line.empty()) out.push_back(line);
   }
   return out;
+}
+
+std::filesystem::path importSharedTrace(const TempDir& dir, std::string_view name,
+                                        std::string& why) {
+  const std::filesystem::path shared = sharedTracesDir();
+  if (shared.empty()) {
+    why = "../shared/traces/kineto is absent";
+    return {};
+  }
+  const std::filesystem::path source = shared / (std::string(name) + ".json.gz");
+  if (!std::filesystem::exists(source)) {
+    why = source.string() + " is not there";
+    return {};
+  }
+  std::filesystem::path trace = dir / (std::string(name) + ".sqlite");
+  const CommandResult r =
+      runCommand({"rlscope", "import", "-q", source.string(), "-o", trace.string()});
+  if (r.exitCode != 0) {
+    ADD_FAILURE() << "rlscope import " << source << " exited " << r.exitCode << ": " << r.err;
+    why = "the import failed";
+    return {};
+  }
+  return trace;
 }
 
 }  // namespace rlscope::testing
