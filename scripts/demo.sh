@@ -98,6 +98,13 @@ if [[ -f "$alexnet" ]]; then
   echo
   echo "The same run predicted on an H100 (docs/predictor.md):"
   "$rlscope" predict "$out/a100_alexnet.sqlite" --target H100 --top-kernels 5
+  if [[ -x build/bin/rlscope-gui ]]; then
+    # The timeline viewer, off screen: the first sgemm kernel selected, its launch linked, its
+    # details and the run's breakdown beside it (docs/gui.md).
+    build/bin/rlscope-gui --screenshot "$out/a100_alexnet_timeline.png" --size 1600x1000 \
+      --search ampere_sgemm "$out/a100_alexnet.sqlite"
+    echo "timeline screenshot: $out/a100_alexnet_timeline.png (open the trace with build/bin/rlscope-gui)"
+  fi
 else
   echo "skipped: $alexnet is not there (it sits beside the checkout on the project's machines)"
 fi
@@ -107,5 +114,6 @@ ls -l "$out"
 cat <<'TXT'
 
 Next: `build/bin/rlscope-prof -- YOUR_PROGRAM` (docs/user-guide.md), `build/bin/rlscope --help`,
-the SQL examples in docs/trace-format.md, and docs/architecture.md for how the parts fit.
+`build/bin/rlscope-gui TRACE` to look at a trace (docs/gui.md), the SQL examples in
+docs/trace-format.md, and docs/architecture.md for how the parts fit.
 TXT
