@@ -36,6 +36,7 @@ const QString kNavigationHelp = QStringLiteral(
     "W / S: zoom in / out    A / D: pan    F: fit the whole trace\n"
     "Click: select an event (its details; a merged block: its longest event)\n"
     "Double-click: follow a CUDA call to its GPU work, or GPU work to its call\n"
+    "Left / Right: the event before / after the selected one on its track\n"
     "Shift+drag: select a time range (its duration; the analysis follows it)\n"
     "Z: zoom to the range    Escape: clear the selection and the range\n"
     "Click a process, thread or GPU header: collapse or expand it\n"

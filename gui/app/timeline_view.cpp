@@ -412,6 +412,17 @@ void TimelineView::keyPressEvent(QKeyEvent* event) {
     case Qt::Key_F:
       fit();
       break;
+    case Qt::Key_Left:
+    case Qt::Key_Right:
+      // The event before or after the selection on its track, brought into view.
+      if (selection_) {
+        const std::size_t i = selection_->index;
+        const bool next = event->key() == Qt::Key_Right;
+        if (next ? i + 1 < selection_->track->row.size() : i > 0) {
+          select(ItemLocation{selection_->track, next ? i + 1 : i - 1}, /*reveal=*/true);
+        }
+      }
+      break;
     case Qt::Key_Z:
       if (range_) {
         view_.setWindow(static_cast<double>(range_->start), static_cast<double>(range_->end));

@@ -9,7 +9,7 @@
 // a double click asks to follow its link; Shift+drag selects a time range and shows its duration;
 // a click on a process, thread or device header collapses or expands it.
 // Keys: W/S zoom in/out, A/D pan, F fits the whole trace, Z zooms to the selected range, Escape
-// clears the selection and range.
+// clears the selection and range, Left/Right select the event before/after on the same track.
 #pragma once
 
 #include <QWidget>

@@ -1,7 +1,7 @@
 // Pointing at the timeline (gui/app/timeline_view.h), driven by QTest on the offscreen platform:
 // a click selects the event under it and nothing on empty space, a double click asks to follow
 // it, Shift+drag selects a range, a header click collapses and expands, Escape clears, and
-// selecting with reveal brings a hidden event into view.
+// selecting with reveal brings a hidden event into view; the arrows step along a track.
 #include <gtest/gtest.h>
 
 #include <QSignalSpy>
@@ -130,6 +130,45 @@ TEST_F(TimelineInteraction, RevealExpandsAndCentresTheEvent) {
   EXPECT_LE(v.start(), 400'000);
   EXPECT_GE(v.end(), 450'000);
   EXPECT_NEAR((v.start() + v.end()) / 2, 425'000, 1);
+}
+
+// Three kernels on one stream: the arrows step from one to the next and stop at the ends.
+TEST(TimelineKeys, ArrowsStepAlongTheTrack) {
+  testing::qtApp();
+  auto data = std::make_shared<TimelineData>();
+  Track stream;
+  stream.kind = TrackKind::kGpuStream;
+  stream.label = "Stream 7";
+  std::vector<TrackItem> kernels;
+  for (TimeNs start : {100'000, 300'000, 600'000}) {
+    kernels.push_back({.start = start, .end = start + 100'000, .source = ItemSource::kKernel});
+  }
+  stream.row = LodRow(std::move(kernels));
+  DeviceTracks device;
+  device.label = "GPU 0";
+  device.streams.push_back(std::move(stream));
+  data->devices.push_back(std::move(device));
+  data->span.start = 0;
+  data->span.end = 1'000'000;
+  data->itemCount = 3;
+  TimelineView view;
+  view.setData(data);
+  view.resize(TimelineView::kLabelWidth + 1000, 200);
+  const Track* track = &data->devices[0].streams[0];
+  view.select(ItemLocation{track, 0});
+  QTest::keyClick(&view, Qt::Key_Left);  // the first: it stays
+  EXPECT_EQ(view.selection()->index, 0u);
+  QTest::keyClick(&view, Qt::Key_Right);
+  EXPECT_EQ(view.selection()->index, 1u);
+  QTest::keyClick(&view, Qt::Key_Right);
+  EXPECT_EQ(view.selection()->index, 2u);
+  QTest::keyClick(&view, Qt::Key_Right);  // the last: it stays
+  EXPECT_EQ(view.selection()->index, 2u);
+  QTest::keyClick(&view, Qt::Key_Left);
+  EXPECT_EQ(view.selection()->index, 1u);
+  // Each one is brought into view.
+  EXPECT_LE(view.viewState().start(), 300'000);
+  EXPECT_GE(view.viewState().end(), 400'000);
 }
 
 }  // namespace
