@@ -13,7 +13,7 @@ inline constexpr std::size_t kJsonPadding = 64;  // >= SIMDJSON_PADDING
 
 // The bytes of an input file, decompressed when gzip. At least kJsonPadding readable bytes follow
 // the text. A plain file is memory-mapped (no copy; the pages come from the page cache); a gzip
-// file is inflated into memory.
+// file is inflated into anonymous pages (one gzip member, by libdeflate) or a string (zlib).
 class InputText {
  public:
   InputText() = default;
@@ -29,8 +29,8 @@ class InputText {
 
  private:
   friend InputText readInput(const std::filesystem::path& path, std::uint64_t maxBytes);
-  std::string owned_;  // gzip: inflated text, capacity >= size + kJsonPadding
-  char* map_ = nullptr;
+  std::string owned_;    // gzip inflated by zlib: the text, capacity >= size + kJsonPadding
+  char* map_ = nullptr;  // the file's pages, or the pages libdeflate inflated into
   std::size_t mapLength_ = 0;
   std::size_t size_ = 0;
   bool wasGzip_ = false;
