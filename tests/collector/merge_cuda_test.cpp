@@ -134,6 +134,46 @@ TEST(MergeCuda, KernelsApiCallsAndOperationAttribution) {
   EXPECT_EQ(text("SELECT value FROM rlscope_meta WHERE key = 'gpu_activity'"), "recorded");
 }
 
+// The external id decides, not the time: a launch made inside "inner" whose external
+// correlation names "outer" belongs to "outer". Only ranges a launch names are remembered by the
+// merge, whichever part of the file holds the correlation record (here the thread's records come
+// after it, in another thread's block before it).
+TEST(MergeCuda, ExternalCorrelationWinsOverTheOperationOpenAtLaunch) {
+  testing::TempDir tmp;
+  const std::uint32_t pid = 5151, tid = 5152, other = 5153;
+  PartBuilder b;
+  b.add(0, RecordType::kProcessInfo, part::ProcessInfo{1000, pid, 1, 7, 0}, {"/bin/t", "t"});
+  b.add(0, RecordType::kGpuActivityStatus, part::GpuActivityStatus{1000, 1, 0});
+  b.add(tid, RecordType::kThreadStart, part::ThreadStart{1000, tid, 0});
+  b.add(tid, RecordType::kRangePushA, part::Instant{2000}, {"outer"});
+  b.add(tid, RecordType::kRangePushA, part::Instant{2100}, {"inner"});
+  b.add(tid, RecordType::kRangePop, part::NvtxPop{2500, 0});
+  b.add(tid, RecordType::kRangePop, part::NvtxPop{3000, 0});
+  b.add(other, RecordType::kThreadStart, part::ThreadStart{1000, other, 0});
+  for (int i = 0; i < 100; ++i) {  // ranges no launch names
+    b.add(other, RecordType::kRangePushA, part::Instant{2000 + 10 * i}, {"busy"});
+    b.add(other, RecordType::kRangePop, part::NvtxPop{2005 + 10 * i, 0});
+  }
+  b.add(0, RecordType::kApiCall, launch(2200, tid, 21), {"cudaLaunchKernel"});
+  b.add(0, RecordType::kExternalCorrelation,
+        part::ExternalCorrelation{(std::uint64_t{tid} << 32) | 1, 0, 21});
+  b.add(0, RecordType::kApiCall, launch(2300, tid, 22), {"cudaLaunchKernel"});
+  b.add(0, RecordType::kProcessEnd, part::ProcessEnd{4000, 0, 0, {0, 0}});
+  b.write(tmp.path(), pid);
+
+  auto out = tmp / "t.sqlite";
+  merge::MergeOptions o;
+  o.features = 7;
+  merge::mergeParts(tmp.path(), out, o);
+  trace::Database db(out, trace::Database::Mode::kReadOnlyUntrusted);
+  auto st = db.prepare(
+      "SELECT group_concat(x.correlationId || '=' || s.value, ' ') FROM (SELECT * FROM "
+      "rlscope_external_correlation ORDER BY correlationId) x JOIN rlscope_operations o ON "
+      "o.id = x.externalId JOIN StringIds s ON s.id = o.nameId");
+  ASSERT_TRUE(st.step());
+  EXPECT_EQ(st.columnAsText(0), "21=outer 22=inner");
+}
+
 TEST(MergeCuda, GpuUnavailableReasonAndCutShortPartsAreReported) {
   testing::TempDir tmp;
   PartBuilder b;
