@@ -20,6 +20,8 @@
 
 #include "rlscope/trace/global_id.h"
 #include "rlscope/trace/records.h"
+#include "rlscope/trace/schema.h"
+#include "rlscope/trace/sqlite.h"
 #include "rlscope/trace/writer.h"
 #include "support/process_memory.h"
 
@@ -138,6 +140,69 @@ void BM_AddKernel(benchmark::State& state) {
   });
 }
 BENCHMARK(BM_AddKernel)
+    ->Arg(1 << 20)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->MeasureProcessCPUTime();
+
+// The ceiling for BM_AddKernel: SQLite alone inserting the same 27-column kernel rows into the
+// trace's own CUPTI_ACTIVITY_KIND_KERNEL table, on one thread, with the writer's settings
+// (16 KiB pages, no journal, exclusive lock, 64 MiB cache, 64 rows per INSERT, no indexes) and
+// nothing else: no staging, no queue, no strings. Whatever a single SQLite connection does, a
+// kernel row cannot be written faster than this.
+void BM_SqliteKernelRowCeiling(benchmark::State& state) {
+  const auto rows = static_cast<std::int64_t>(state.range(0));
+  constexpr int kColumns = 27, kBatch = 64;
+  TempTrace file;
+  double seconds = 0;
+  for (auto _ : state) {
+    file.remove();
+    rlscope::trace::Database db(file.path(), rlscope::trace::Database::Mode::kCreate);
+    db.exec("PRAGMA page_size=16384");
+    db.exec("PRAGMA journal_mode=OFF");
+    db.exec("PRAGMA synchronous=OFF");
+    db.exec("PRAGMA locking_mode=EXCLUSIVE");
+    db.exec("PRAGMA cache_size=-65536");
+    rlscope::trace::createSchema(db);
+    std::string sql = "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL VALUES ";
+    for (int r = 0; r < kBatch; ++r) {
+      sql += r ? ", (" : "(";
+      for (int c = 0; c < kColumns; ++c) sql += c ? ", ?" : "?";
+      sql += ")";
+    }
+    auto insert = db.prepare(sql);
+    auto t0 = std::chrono::steady_clock::now();
+    db.exec("BEGIN");
+    for (std::int64_t i = 0; i < rows; i += kBatch) {
+      int param = 1;
+      for (std::int64_t r = i; r < i + kBatch; ++r) {
+        const std::int64_t start = 1'000'000 + r * 2'000;
+        const std::array<std::int64_t, kColumns> v = {start,      start + 1'500,
+                                                      0,          1,
+                                                      7 + r % 4,  r + 1,
+                                                      4242,       1 + r % 64,
+                                                      1 + r % 64, 0,
+                                                      0,          0,
+                                                      32,         1024,
+                                                      1,          1,
+                                                      256,        1,
+                                                      1,          0,
+                                                      0,          0,
+                                                      0,          r + 1,
+                                                      0,          0,
+                                                      0};
+        for (std::int64_t x : v) insert.bind(param++, x);
+      }
+      insert.step();
+      insert.resetKeepingBindings();
+    }
+    db.exec("COMMIT");
+    seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
+  state.counters["sustained_rows_per_s"] =
+      static_cast<double>(rows) * static_cast<double>(state.iterations()) / seconds;
+}
+BENCHMARK(BM_SqliteKernelRowCeiling)
     ->Arg(1 << 20)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime()
