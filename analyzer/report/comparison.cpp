@@ -16,7 +16,7 @@ using Key = std::pair<std::string, std::string>;  // (name, phase); phase empty 
 
 std::map<Key, double> operationTimes(const Analysis& a) {
   std::map<Key, double> out;
-  for (const auto& op : a.operations) out[{op.name, op.phase}] += op.timeUs;
+  for (const auto& op : a.operations) out[{comparisonName(op.name), op.phase}] += op.timeUs;
   return out;
 }
 
@@ -107,6 +107,14 @@ nlohmann::json rowJson(const ComparisonRow& r) {
 }
 
 }  // namespace
+
+std::string comparisonName(const std::string& name) {
+  auto hash = name.rfind('#');
+  if (hash == std::string::npos || hash + 1 == name.size()) return name;
+  bool digits = std::all_of(name.begin() + static_cast<std::ptrdiff_t>(hash) + 1, name.end(),
+                            [](char c) { return c >= '0' && c <= '9'; });
+  return digits ? name.substr(0, hash + 1) + "*" : name;
+}
 
 std::optional<double> ComparisonRow::changePct() const {
   if (!(baselineUs > 0)) return std::nullopt;

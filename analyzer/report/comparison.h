@@ -3,6 +3,8 @@
 //
 // Rule (docs/report.md):
 // - Keys. An operation is (name, phase), summed over processes: pids differ between runs. A
+//   name ending in '#' and digits is folded to '#*' ("ProfilerStep#1010" -> "ProfilerStep#*"):
+//   PyTorch's profiler numbers every step, so two runs would otherwise share no step row. A
 //   category set is its categories joined with "+" ("Backend+GPU kernel"), summed over every
 //   operation and process. Sets, not single categories: sets are disjoint slices of time, so
 //   their changes add up to the total's change and nothing is counted twice.
@@ -69,5 +71,9 @@ Comparison compare(const nlohmann::json& baseline, const nlohmann::json& current
 // "phase" (operations), "baseline_us", "current_us", "change_us", "change_pct" (null without a
 // baseline), "status" ("changed" | "added" | "removed"), "regression"}.
 nlohmann::json comparisonToJson(const Comparison& comparison);
+
+// The name an operation is compared under: "ProfilerStep#1010" -> "ProfilerStep#*", any other
+// name unchanged.
+std::string comparisonName(const std::string& name);
 
 }  // namespace rlscope::report

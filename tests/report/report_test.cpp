@@ -561,6 +561,31 @@ TEST(Comparison, OperationsAreSummedOverProcesses) {
   EXPECT_FALSE(c.regressed());
 }
 
+// PyTorch numbers each profiled step: the steps of two runs are one row, and a slower step
+// regresses like any other operation.
+TEST(Comparison, NumberedStepsAreOneRow) {
+  auto steps = [](int first, double us) {
+    json doc = run();
+    for (int i = first; i < first + 3; ++i)
+      doc["operations"].push_back(
+          operation("ProfilerStep#" + std::to_string(i), 100, "", {{{"Python"}, us}}));
+    return doc;
+  };
+  Comparison same = compare(steps(1010, 100000), steps(20, 100000), 10);
+  const auto& stepRow = row(same.operations, "ProfilerStep#*");
+  EXPECT_EQ(stepRow.presence, Presence::Both);
+  EXPECT_DOUBLE_EQ(stepRow.baselineUs, 300000);
+  EXPECT_FALSE(same.regressed());
+  Comparison slower = compare(steps(1010, 100000), steps(20, 150000), 10);
+  EXPECT_TRUE(row(slower.operations, "ProfilerStep#*").regression);
+
+  EXPECT_EQ(comparisonName("ProfilerStep#7"), "ProfilerStep#*");
+  EXPECT_EQ(comparisonName("step#"), "step#");
+  EXPECT_EQ(comparisonName("#12"), "#*");
+  EXPECT_EQ(comparisonName("layer#3a"), "layer#3a");
+  EXPECT_EQ(comparisonName("inference"), "inference");
+}
+
 TEST(Comparison, PhaseIsPartOfTheKey) {
   json current = run();
   current["operations"][1]["phase"] = "evaluation";
