@@ -47,3 +47,33 @@ configure() {
 elapsed() {
   echo $(($(date +%s) - $1))
 }
+
+# find_python X.Y: prints the path of a working pythonX.Y, from PATH or else from pyenv's
+# versions; fails when there is none. (A pyenv shim of a version that is not selected exists on
+# PATH but fails to run: it is skipped.)
+find_python() {
+  local version="$1" candidate
+  local candidates=("$(command -v "python$version" 2>/dev/null || true)")
+  candidates+=("${PYENV_ROOT:-$HOME/.pyenv}/versions/$version".*/bin/"python$version")
+  for candidate in "${candidates[@]}"; do
+    [[ -n $candidate && -x $candidate ]] || continue
+    "$candidate" -c 'import venv' >/dev/null 2>&1 || continue
+    echo "$candidate"
+    return 0
+  done
+  return 1
+}
+
+# make_python_env INTERPRETER DIR: a virtual environment with what the Python tests import
+# (numpy, pytest; nvtx when pip has it for this Python), unless DIR already has it.
+make_python_env() {
+  local interpreter="$1" venv="$2"
+  if [[ -x $venv/bin/python3 ]] && "$venv/bin/python3" -c "import numpy, pytest" 2>/dev/null; then
+    return 0
+  fi
+  "$interpreter" -m venv "$venv" || die "$interpreter -m venv $venv failed"
+  "$venv/bin/python3" -m pip install -q --disable-pip-version-check numpy pytest ||
+    die "pip could not install numpy and pytest into $venv"
+  "$venv/bin/python3" -m pip install -q --disable-pip-version-check nvtx ||
+    echo "note: the nvtx package is not available for $interpreter; its test is skipped" >&2
+}

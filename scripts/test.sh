@@ -4,6 +4,10 @@
 #   scripts/test.sh --sanitize   build-asan/ (AddressSanitizer + UndefinedBehaviorSanitizer,
 #                                leak checks on, every report fatal; benchmarks not built)
 #   scripts/test.sh --tsan       build-tsan/ (ThreadSanitizer): the code with threads of its own only
+#   scripts/test.sh --python 3.12
+#                                build-python3.12/: the Python package built for that Python (from
+#                                PATH or pyenv, in .venv-3.12/) and its tests; skipped, with a
+#                                line saying so, when no such Python is installed
 # Other arguments go to ctest, e.g. `scripts/test.sh -R Kineto` or `-L import`.
 set -euo pipefail
 # shellcheck source=scripts/common.sh
@@ -11,17 +15,24 @@ source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 sanitize=0
 tsan=0
+python_version=
 ctest_args=()
-for arg in "$@"; do
-  case "$arg" in
+while [[ $# -gt 0 ]]; do
+  case "$1" in
     --sanitize) sanitize=1 ;;
     --tsan) tsan=1 ;;
+    --python)
+      [[ $# -ge 2 && $2 =~ ^3\.[0-9]+$ ]] || die "--python takes a version such as 3.12"
+      python_version=$2
+      shift
+      ;;
     -h | --help)
-      sed -n '2,7s/^# \{0,1\}//p' "$0"
+      sed -n '2,11s/^# \{0,1\}//p' "$0"
       exit 0
       ;;
-    *) ctest_args+=("$arg") ;;
+    *) ctest_args+=("$1") ;;
   esac
+  shift
 done
 
 start=$(date +%s)
@@ -38,6 +49,24 @@ if [[ $tsan -eq 1 ]]; then
   # (gui_analysis). Qt's own threads are not instrumented, so the widget tests are left out.
   targets=(--target rlscope_thread_checks)
   ctest_args=(-L '^(collector|cupti|gui|gui_analysis)$' "${ctest_args[@]}")
+elif [[ -n $python_version ]]; then
+  # The package's C++ differs per Python version (3.12 and newer track transitions through
+  # sys.monitoring, older ones through a profile function): the main build tests the one its
+  # .venv has, this one another.
+  interpreter=$(find_python "$python_version") || {
+    echo "test.sh: SKIPPED (Python $python_version): no python$python_version on PATH or in pyenv"
+    exit 0
+  }
+  dir=build-python$python_version
+  what="Python $python_version package and its tests"
+  venv=".venv-$python_version"
+  step "Python environment $venv ($interpreter)"
+  make_python_env "$interpreter" "$venv"
+  cmake_args=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DRLSCOPE_WERROR=ON -DRLSCOPE_WITH_GUI=OFF
+    -DRLSCOPE_BUILD_BENCH=OFF "-DPython3_EXECUTABLE=$PWD/$venv/bin/python3")
+  # What python_tests runs: rlscope-prof, the collector, the package, the fake simulator.
+  targets=(--target rlscope_fake_simulator)
+  ctest_args=(-L '^python$' "${ctest_args[@]}")
 elif [[ $sanitize -eq 1 ]]; then
   dir=build-asan
   what="AddressSanitizer+UBSan"
