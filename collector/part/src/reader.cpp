@@ -1,5 +1,10 @@
 #include "rlscope/part/reader.h"
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cstring>
 #include <fstream>
 #include <stdexcept>
@@ -55,15 +60,33 @@ FileHeader readPartHeader(const std::filesystem::path& path) {
 }
 
 PartReader::PartReader(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw partError(path, "cannot open");
-  in.seekg(0, std::ios::end);
-  auto size = static_cast<std::size_t>(in.tellg());
-  in.seekg(0);
-  data_.resize(size);
-  if (size && !in.read(reinterpret_cast<char*>(data_.data()), static_cast<std::streamsize>(size)))
-    throw partError(path, "read failed");
-  header_ = checkedHeader(path, data_.data(), size);
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw partError(path, "cannot open");
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    ::close(fd);
+    throw partError(path, "cannot read its size");
+  }
+  // A process still running (left behind past --wait-descendants) may append to its part: the
+  // mapping covers the size seen now. Parts are never truncated, so no mapped page vanishes.
+  size_ = static_cast<std::size_t>(st.st_size);
+  if (size_ > 0) {
+    void* m = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (m == MAP_FAILED) {
+      ::close(fd);
+      throw partError(path, "cannot map into memory");
+    }
+    ::madvise(m, size_, MADV_SEQUENTIAL);
+    data_ = static_cast<const std::byte*>(m);
+  }
+  ::close(fd);
+  const std::size_t size = size_;
+  try {
+    header_ = checkedHeader(path, data_, size);
+  } catch (...) {
+    if (data_) ::munmap(const_cast<std::byte*>(data_), size_);
+    throw;
+  }
 
   std::size_t at = sizeof(FileHeader);
   while (at < size) {
@@ -72,7 +95,7 @@ PartReader::PartReader(const std::filesystem::path& path) {
       break;
     }
     BlockHeader b;
-    std::memcpy(&b, data_.data() + at, sizeof b);
+    std::memcpy(&b, data_ + at, sizeof b);
     if (b.magic != kBlockMagic) {
       cutShort_ = "damaged block at byte " + std::to_string(at);
       break;
@@ -81,7 +104,7 @@ PartReader::PartReader(const std::filesystem::path& path) {
       cutShort_ = "last block cut short at byte " + std::to_string(size);
       break;
     }
-    if (!recordsAreWhole(data_.data() + at + sizeof b, b.payloadBytes)) {
+    if (!recordsAreWhole(data_ + at + sizeof b, b.payloadBytes)) {
       cutShort_ = "damaged record in block at byte " + std::to_string(at);
       break;
     }
@@ -92,13 +115,17 @@ PartReader::PartReader(const std::filesystem::path& path) {
   if (!cutShort_.empty()) validEnd_ = at;
 }
 
+PartReader::~PartReader() {
+  if (data_) ::munmap(const_cast<std::byte*>(data_), size_);
+}
+
 void PartReader::forEachRecord(
     const std::function<void(std::uint32_t, const RecordView&)>& visit) const {
   std::size_t at = sizeof(FileHeader);
   while (at < validEnd_) {
     BlockHeader b;
-    std::memcpy(&b, data_.data() + at, sizeof b);
-    const std::byte* p = data_.data() + at + sizeof b;
+    std::memcpy(&b, data_ + at, sizeof b);
+    const std::byte* p = data_ + at + sizeof b;
     std::size_t off = 0;
     while (off < b.payloadBytes) {
       RecordHeader h;

@@ -7,7 +7,6 @@
 #include <filesystem>
 #include <functional>
 #include <string>
-#include <vector>
 
 #include "rlscope/part/format.h"
 #include "rlscope/part/record_codec.h"
@@ -17,11 +16,17 @@ namespace rlscope::part {
 // The header alone (cheap): throws as PartReader does.
 FileHeader readPartHeader(const std::filesystem::path& path);
 
+// The file is memory-mapped, not copied: a part holds about 100 bytes per operation, and the
+// merge reads it twice while it also holds every operation for nesting. Mapped pages are the
+// page cache's, which the kernel can drop under pressure.
 class PartReader {
  public:
   // Throws std::runtime_error (one line naming the file) when the file cannot be read or does
   // not start with a part header.
   explicit PartReader(const std::filesystem::path& path);
+  ~PartReader();
+  PartReader(const PartReader&) = delete;
+  PartReader& operator=(const PartReader&) = delete;
 
   const FileHeader& header() const { return header_; }
 
@@ -34,7 +39,8 @@ class PartReader {
 
  private:
   FileHeader header_{};
-  std::vector<std::byte> data_;
+  const std::byte* data_ = nullptr;  // the mapping, or null for an empty file
+  std::size_t size_ = 0;
   std::size_t validEnd_ = 0;  // bytes up to the end of the last whole block
   std::uint64_t blocks_ = 0;
   std::string cutShort_;
