@@ -164,8 +164,9 @@ struct ThreadInfo {
 
 class Merger {
  public:
-  Merger(trace::TraceWriter& writer, const MergeOptions& options, MergeReport& report)
-      : w_(writer), options_(options), report_(report) {}
+  Merger(trace::TraceWriter& writer, const MergeOptions& options, MergeReport& report,
+         bool longMerge)
+      : w_(writer), options_(options), report_(report), longMerge_(longMerge) {}
 
   // Parts come in start order per pid (mergeParts). A part that continues the process of the
   // previous one (the same pid after an exec) shares its process row; any other starts a new
@@ -877,6 +878,8 @@ class Merger {
   // collector pushed as its external correlation, or else to the innermost operation open on
   // the launching thread when the call began.
   void writeOperations() {
+    if (longMerge_ && !nesting_.empty())
+      say("nesting and writing " + std::to_string(operationsAdded_) + " operations");
     std::vector<std::int64_t> keys;
     auto ops = nesting_.build(&keys);
     for (const auto& op : ops) {
@@ -929,6 +932,9 @@ class Merger {
   }
 
   void warn(std::string line) { report_.warnings.push_back(std::move(line)); }
+  void say(const std::string& line) const {
+    if (options_.progress) options_.progress(line);
+  }
   void count(std::string_view table) { ++report_.rowsPerTable[std::string(table)]; }
 
   struct Launch {
@@ -940,6 +946,7 @@ class Merger {
   trace::TraceWriter& w_;
   const MergeOptions& options_;
   MergeReport& report_;
+  bool longMerge_;  // MergeOptions::progressAboveBytes reached: say what is going on
   std::set<std::int64_t> usedPids_;
   std::optional<std::int64_t> startMonotonic_;
   std::int64_t startWall_ = 0;
@@ -974,7 +981,11 @@ MergeReport mergeParts(const std::filesystem::path& partDir, const std::filesyst
     std::optional<part::FileHeader> header;
   };
   std::vector<Entry> entries;
+  std::uint64_t totalBytes = 0;
   for (auto& path : parts) {
+    std::error_code sizeError;
+    auto bytes = std::filesystem::file_size(path, sizeError);
+    if (!sizeError) totalBytes += bytes;
     Entry e{path, std::nullopt};
     try {
       e.header = part::readPartHeader(path);
@@ -996,7 +1007,12 @@ MergeReport mergeParts(const std::filesystem::path& partDir, const std::filesyst
   trace::WriterOptions writerOptions;
   writerOptions.indexing = trace::WriterOptions::Indexing::kDuringLoad;
   trace::TraceWriter writer(out, writerOptions);
-  Merger merger(writer, options, report);
+  const bool longMerge = totalBytes >= options.progressAboveBytes;
+  if (longMerge && options.progress)
+    options.progress("merging " + std::to_string(entries.size()) +
+                     (entries.size() == 1 ? " part (" : " parts (") +
+                     std::to_string(totalBytes >> 20) + " MiB) into " + out.filename().string());
+  Merger merger(writer, options, report, longMerge);
   std::size_t i = 0, step = std::max<std::size_t>(1, entries.size() / 20);
   for (const auto& e : entries) {
     ++i;
@@ -1011,6 +1027,7 @@ MergeReport mergeParts(const std::filesystem::path& partDir, const std::filesyst
     }
   }
   merger.finish();
+  if (longMerge && options.progress) options.progress("finishing the trace");
   writer.commit();
   report.rows = writer.rowsWritten();
   return report;

@@ -20,6 +20,10 @@ struct MergeOptions {
   // Why GPU activity cannot be recorded at all on this machine (found before the run), or empty.
   std::string gpuUnavailableReason;
   std::function<void(const std::string&)> progress;  // optional progress lines
+  // Parts of at least this many bytes in all make a long merge (about 4 s per 100 MiB): it says
+  // what it is doing (parts and size, operations to nest, the end of the writing) instead of
+  // leaving the terminal silent. Shorter merges print the per-part lines only.
+  std::uint64_t progressAboveBytes = 32u << 20;
   // The wall time of the profiled command, spawn to exit, as rlscope-prof measured it (0:
   // unknown): the instrumented total that overhead correction starts from.
   std::int64_t commandElapsedNs = 0;

@@ -3,6 +3,7 @@
 // correlation id the collector pushed or, without one, by the launching thread's open operation.
 #include <gtest/gtest.h>
 
+#include <string>
 #include <vector>
 
 #include "part_file.h"
@@ -172,6 +173,35 @@ TEST(MergeCuda, ExternalCorrelationWinsOverTheOperationOpenAtLaunch) {
       "o.id = x.externalId JOIN StringIds s ON s.id = o.nameId");
   ASSERT_TRUE(st.step());
   EXPECT_EQ(st.columnAsText(0), "21=outer 22=inner");
+}
+
+// A long merge says what it does; a short one stays quiet (rlscope-prof prints these lines).
+TEST(MergeProgress, LongMergesSayWhatTheyDo) {
+  testing::TempDir tmp;
+  PartBuilder b;
+  b.add(0, RecordType::kProcessInfo, part::ProcessInfo{1000, 88, 1, 7, 0}, {"/bin/y", "y"});
+  b.add(9, RecordType::kRangePushA, part::Instant{2000}, {"outer"});
+  b.add(9, RecordType::kRangePushA, part::Instant{2100}, {"inner"});
+  b.add(9, RecordType::kRangePop, part::NvtxPop{2500, 0});
+  b.add(9, RecordType::kRangePop, part::NvtxPop{3000, 0});
+  b.add(0, RecordType::kProcessEnd, part::ProcessEnd{4000, 0, 0, {0, 0}});
+  b.write(tmp.path(), 88);
+  for (std::uint64_t threshold : {std::uint64_t{0}, std::uint64_t{32} << 20}) {
+    std::vector<std::string> lines;
+    merge::MergeOptions o;
+    o.features = 1;
+    o.progressAboveBytes = threshold;
+    o.progress = [&](const std::string& line) { lines.push_back(line); };
+    merge::mergeParts(tmp.path(), tmp / "t.sqlite", o);
+    if (threshold == 0) {
+      ASSERT_EQ(lines.size(), 3u);
+      EXPECT_EQ(lines[0], "merging 1 part (0 MiB) into t.sqlite");
+      EXPECT_EQ(lines[1], "nesting and writing 2 operations");
+      EXPECT_EQ(lines[2], "finishing the trace");
+    } else {
+      EXPECT_TRUE(lines.empty()) << lines.front();
+    }
+  }
 }
 
 TEST(MergeCuda, GpuUnavailableReasonAndCutShortPartsAreReported) {
