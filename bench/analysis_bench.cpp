@@ -24,6 +24,7 @@
 
 #include "breakdown.h"
 #include "calibration.h"
+#include "gpu_metrics.h"
 #include "rlscope/trace/global_id.h"
 #include "rlscope/trace/reader.h"
 #include "rlscope/trace/schema.h"
@@ -211,7 +212,9 @@ Calibration calibration() {
   return c;
 }
 
-void runAnalysis(benchmark::State& state, bool corrected) {
+// `withGpuMetrics`: also what `rlscope analyze` computes after the breakdown (kernel breakdown, GPU
+// idle time, launch statistics: computeGpuMetrics reads the CUDA tables again).
+void runAnalysis(benchmark::State& state, bool corrected, bool withGpuMetrics = false) {
   std::int64_t size = state.range(0);
   const fs::path& path = cache().trace(size);
   std::int64_t events = cache().rows(size);
@@ -230,6 +233,10 @@ void runAnalysis(benchmark::State& state, bool corrected) {
     auto b = rlscope::analysis::analyzeTrace(reader, options);
     swept = b.events;
     benchmark::DoNotOptimize(b.operations.data());
+    if (withGpuMetrics) {
+      auto gpu = rlscope::analysis::computeGpuMetrics(reader);
+      benchmark::DoNotOptimize(&gpu);
+    }
   }
   double hwmAfter = rlscope::bench::procStatusKiB("VmHWM");
   state.SetItemsProcessed(state.iterations() * events);
@@ -245,9 +252,18 @@ void BM_Analyze(benchmark::State& state) {
 void BM_AnalyzeCorrected(benchmark::State& state) {
   runAnalysis(state, true);
 }
+// What `rlscope analyze TRACE` computes: the breakdown and the GPU metrics.
+void BM_AnalyzeCommand(benchmark::State& state) {
+  runAnalysis(state, false, true);
+}
 
 BENCHMARK(BM_Analyze)->Arg(1'000'000)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_Analyze)->Arg(10'000'000)->Iterations(2)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_AnalyzeCommand)
+    ->Arg(10'000'000)
+    ->Iterations(2)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 BENCHMARK(BM_AnalyzeCorrected)->Arg(1'000'000)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_AnalyzeCorrected)
     ->Arg(10'000'000)

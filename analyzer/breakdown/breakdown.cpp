@@ -18,6 +18,7 @@
 #include "overlap.h"
 #include "rlscope/trace/global_id.h"
 #include "rlscope/trace/records.h"
+#include "rlscope/trace/scan.h"
 #include "rlscope/trace/schema.h"
 
 namespace rlscope::analysis {
@@ -76,17 +77,7 @@ struct ProcessEvents {
   std::unordered_set<std::int64_t> classifiedThreads;  // threads with CPU category intervals
 };
 
-// Calls fn(statement) for each row of `SELECT columns FROM table` in storage order (rowid), the
-// order the for-each API's storageOrder gives. The analysis reads its millions of rows this way
-// rather than through TraceReader::forEach*: it decodes only the columns it uses (a kernel row has
-// 27, a CPU interval an args text) and makes no std::function call per row, which together
-// halve the reading time. Unset columns read as 0, as in the records.
-template <class Fn>
-void scan(trace::Database& db, std::string_view table, std::string_view columns, Fn&& fn) {
-  auto st = db.prepare("SELECT " + std::string(columns) + " FROM " + std::string(table) +
-                       " ORDER BY rowid");
-  while (st.step()) fn(st);
-}
+using trace::scan;  // the big tables are read column by column (rlscope/trace/scan.h)
 
 // The groups of the view that one reading thread fills: its own map and its own cache of the
 // last group used, shared with no other thread.

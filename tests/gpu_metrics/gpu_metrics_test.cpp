@@ -6,6 +6,8 @@
 
 #include <filesystem>
 #include <iostream>
+#include <map>
+#include <random>
 #include <sstream>
 #include <tuple>
 
@@ -290,6 +292,100 @@ TEST(GpuMetricsLaunch, DelaysPercentilesAndShortKernels) {
   EXPECT_EQ(all.shortKernelTime, 21);
   EXPECT_EQ(m.total.kernelLaunch.count, 5u);
   EXPECT_EQ(m.total.kernelLaunch.withoutApiCall, 2u);
+}
+
+// The launch join: by (process, correlation id), whatever order the rows are stored in; the
+// runtime call wins over a driver call with the same id; ids without a call stay unlaunched.
+TEST(GpuMetricsLaunch, JoinsByProcessAndCorrelationInAnyOrder) {
+  testing::TempDir dir;
+  auto path = dir / "join.sqlite";
+  {
+    TraceBuilder b(path);
+    // Process A: calls stored with ids 9, 3, 7 and 5 (a driver call shares id 3, stored first);
+    // process B reuses id 3 and 7.
+    b.api(kPidA, 3, 100, 190, trace::ApiKind::kDriver);
+    b.api(kPidA, 9, 1000, 1010);
+    b.api(kPidA, 3, 100, 110);
+    b.api(kPidA, 7, 500, 510);
+    b.api(kPidA, 5, 300, 310);
+    b.api(kPidB, 3, 2000, 2004);
+    b.api(kPidB, 7, 3000, 3004);
+    // Kernels in yet another order, several ids twice, one id (4) without a call.
+    const std::tuple<std::int64_t, std::int64_t, TimeNs> kernels[] = {
+        {kPidA, 7, 600}, {kPidA, 3, 150},  {kPidB, 7, 3010}, {kPidA, 9, 1100}, {kPidA, 4, 400},
+        {kPidA, 5, 320}, {kPidB, 3, 2010}, {kPidA, 3, 160},  {kPidA, 9, 1020}};
+    for (auto [pid, correlation, start] : kernels)
+      b.kernel(pid, "k", start, start + 1000, correlation);
+    b.writer().commit();
+  }
+  trace::TraceReader reader(path);
+  GpuMetrics m = computeGpuMetrics(reader);
+  const LaunchStats& a = process(m, kPidA).metrics.launch;
+  EXPECT_EQ(a.count, 6u);
+  EXPECT_EQ(a.withoutApiCall, 1u);  // id 4
+  // Delays: 7: 600-510=90; 3: 150-110=40 and 160-110=50 (the runtime call's end, not the
+  // driver's 190); 9: 1100-1010=90, 1020-1010=10; 5: 320-310=10.
+  EXPECT_EQ(a.delayMin, 10);
+  EXPECT_EQ(a.delayMax, 90);
+  EXPECT_DOUBLE_EQ(a.delayMean, (90 + 40 + 50 + 90 + 10 + 10) / 6.0);
+  const LaunchStats& bStats = process(m, kPidB).metrics.launch;
+  EXPECT_EQ(bStats.count, 2u);
+  EXPECT_EQ(bStats.delayMin, 6);  // 2010-2004 and 3010-3004
+  EXPECT_EQ(bStats.delayMax, 6);
+}
+
+// The same join against a plain map, on random traces: ids repeat across processes and within
+// one, rows are stored in random order, runtime and driver calls share ids.
+TEST(GpuMetricsLaunch, JoinMatchesAMapOnRandomTraces) {
+  testing::TempDir dir;
+  std::mt19937_64 rng(7);
+  for (int round = 0; round < 12; ++round) {
+    auto path = dir / ("random" + std::to_string(round) + ".sqlite");
+    // Reference: (pid, id) -> end of the first runtime call, else of the first driver call.
+    std::map<std::pair<std::int64_t, std::int64_t>, TimeNs> runtimeEnd, driverEnd;
+    std::map<std::int64_t, std::vector<TimeNs>> delays;
+    std::map<std::int64_t, std::uint64_t> unlaunched;
+    {
+      TraceBuilder b(path);
+      std::uniform_int_distribution<std::int64_t> id(1, 120), time(0, 100000);
+      for (int i = 0; i < 200; ++i) {
+        std::int64_t pid = rng() % 2 ? kPidA : kPidB, correlation = id(rng);
+        TimeNs start = time(rng);
+        bool driver = rng() % 4 == 0;
+        b.api(pid, correlation, start, start + 10,
+              driver ? trace::ApiKind::kDriver : trace::ApiKind::kRuntime);
+        (driver ? driverEnd : runtimeEnd).try_emplace({pid, correlation}, start + 10);
+      }
+      for (int i = 0; i < 300; ++i) {
+        std::int64_t pid = rng() % 2 ? kPidA : kPidB, correlation = id(rng);
+        TimeNs start = time(rng);
+        b.kernel(pid, "k", start, start + 5, correlation);
+        auto r = runtimeEnd.find({pid, correlation});
+        auto d = driverEnd.find({pid, correlation});
+        if (r != runtimeEnd.end())
+          delays[pid].push_back(start - r->second);
+        else if (d != driverEnd.end())
+          delays[pid].push_back(start - d->second);
+        else
+          ++unlaunched[pid];
+      }
+      b.writer().commit();
+    }
+    trace::TraceReader reader(path);
+    GpuMetrics m = computeGpuMetrics(reader);
+    for (auto pid : {kPidA, kPidB}) {
+      const LaunchStats& got = process(m, pid).metrics.launch;
+      const auto& want = delays[pid];
+      ASSERT_EQ(got.count, want.size()) << "round " << round << " pid " << pid;
+      EXPECT_EQ(got.withoutApiCall, unlaunched[pid]);
+      if (want.empty()) continue;
+      EXPECT_EQ(got.delayMin, *std::min_element(want.begin(), want.end()));
+      EXPECT_EQ(got.delayMax, *std::max_element(want.begin(), want.end()));
+      double sum = 0;
+      for (auto v : want) sum += static_cast<double>(v);
+      EXPECT_NEAR(got.delayMean, sum / static_cast<double>(want.size()), 1e-6);
+    }
+  }
 }
 
 TEST(GpuMetricsOutput, JsonHasTheDocumentedShapeInMicroseconds) {
