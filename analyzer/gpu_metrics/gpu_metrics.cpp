@@ -280,46 +280,46 @@ class ProcessCursor {
   ProcessAccumulator* last_ = nullptr;
 };
 
+// Streams one GPU table: each row's duration goes to statsOf(process, row) and the row itself,
+// joined to its launch, to the process's activities. The columns every GPU table shares come
+// first (0 globalPid, 1 correlationId, 2 start, 3 end, 4 deviceId, 5 streamId); `moreColumns`,
+// for statsOf, follow from 6.
+template <class StatsOf>
+void scanActivities(trace::Database& db, std::string_view table, std::string_view moreColumns,
+                    ActivityKind kind, LaunchIndex& launches, ProcessCursor& processes,
+                    StatsOf statsOf) {
+  std::string columns = "globalPid, correlationId, start, end, deviceId, streamId";
+  if (!moreColumns.empty()) columns += ", " + std::string(moreColumns);
+  trace::scan(db, table, columns, [&](trace::Statement& st) {
+    TimeNs start = st.columnInt(2), end = st.columnInt(3);
+    if (end < start) return;  // a damaged row: nothing to count
+    std::int64_t pid = trace::pidOfGlobalId(st.columnInt(0));
+    ProcessAccumulator& p = processes.at(pid);
+    statsOf(p, st).add(end - start);
+    p.addActivity(launches, kind, pid, start, end, st.columnInt(4), st.columnInt(5),
+                  st.columnInt(1));
+  });
+}
+
 void readActivities(trace::TraceReader& reader, LaunchIndex& launches, Accumulators& out) {
-  ProcessCursor process(out);
-  trace::scan(reader.db(), trace::table::kKernel,
-              "globalPid, correlationId, start, end, deviceId, streamId, demangledName, shortName",
-              [&](trace::Statement& st) {
-                TimeNs start = st.columnInt(2), end = st.columnInt(3);
-                if (end < start) return;  // a damaged row: nothing to count
-                std::int64_t pid = trace::pidOfGlobalId(st.columnInt(0));
-                auto& p = process.at(pid);
-                // Keyed by the string id: hashing an integer per row, not a long demangled name.
-                auto demangled = static_cast<trace::StringId>(st.columnInt(6));
-                trace::StringId nameId = reader.string(demangled).empty()
-                                             ? static_cast<trace::StringId>(st.columnInt(7))
-                                             : demangled;
-                p.kernelsByNameId[nameId].add(end - start);
-                p.addActivity(launches, ActivityKind::kKernel, pid, start, end, st.columnInt(4),
-                              st.columnInt(5), st.columnInt(1));
-              });
-  trace::scan(reader.db(), trace::table::kMemcpy,
-              "globalPid, correlationId, start, end, deviceId, streamId, copyKind",
-              [&](trace::Statement& st) {
-                TimeNs start = st.columnInt(2), end = st.columnInt(3);
-                if (end < start) return;
-                std::int64_t pid = trace::pidOfGlobalId(st.columnInt(0));
-                auto& p = process.at(pid);
-                p.memoryByName[memcpyName(st.columnInt(6))].add(end - start);
-                p.addActivity(launches, ActivityKind::kMemory, pid, start, end, st.columnInt(4),
-                              st.columnInt(5), st.columnInt(1));
-              });
-  trace::scan(reader.db(), trace::table::kMemset,
-              "globalPid, correlationId, start, end, deviceId, streamId",
-              [&](trace::Statement& st) {
-                TimeNs start = st.columnInt(2), end = st.columnInt(3);
-                if (end < start) return;
-                std::int64_t pid = trace::pidOfGlobalId(st.columnInt(0));
-                auto& p = process.at(pid);
-                p.memoryByName[kMemsetName].add(end - start);
-                p.addActivity(launches, ActivityKind::kMemory, pid, start, end, st.columnInt(4),
-                              st.columnInt(5), st.columnInt(1));
-              });
+  ProcessCursor processes(out);
+  scanActivities(reader.db(), trace::table::kKernel, "demangledName, shortName",
+                 ActivityKind::kKernel, launches, processes,
+                 [&](ProcessAccumulator& p, trace::Statement& st) -> KernelStats& {
+                   // Keyed by the string id: hashing an integer per row, not a long name.
+                   auto demangled = static_cast<trace::StringId>(st.columnInt(6));
+                   return p.kernelsByNameId[reader.string(demangled).empty()
+                                                ? static_cast<trace::StringId>(st.columnInt(7))
+                                                : demangled];
+                 });
+  scanActivities(reader.db(), trace::table::kMemcpy, "copyKind", ActivityKind::kMemory, launches,
+                 processes, [](ProcessAccumulator& p, trace::Statement& st) -> KernelStats& {
+                   return p.memoryByName[memcpyName(st.columnInt(6))];
+                 });
+  scanActivities(reader.db(), trace::table::kMemset, "", ActivityKind::kMemory, launches, processes,
+                 [](ProcessAccumulator& p, trace::Statement&) -> KernelStats& {
+                   return p.memoryByName[kMemsetName];
+                 });
 }
 
 // --- Kernel breakdown ---------------------------------------------------------------------------
