@@ -72,19 +72,29 @@ PartReader::PartReader(const std::filesystem::path& path) {
   size_ = static_cast<std::size_t>(st.st_size);
   if (size_ > 0) {
     void* m = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
-    if (m == MAP_FAILED) {
-      ::close(fd);
-      throw partError(path, "cannot map into memory");
+    if (m != MAP_FAILED) {
+      ::madvise(m, size_, MADV_SEQUENTIAL);
+      data_ = static_cast<const std::byte*>(m);
+      mapped_ = true;
+    } else {
+      // A file system that cannot map files (some FUSE mounts): read the part into memory.
+      owned_.resize(size_);
+      std::size_t got = 0;
+      while (got < size_) {
+        ssize_t n = ::pread(fd, owned_.data() + got, size_ - got, static_cast<off_t>(got));
+        if (n <= 0) break;
+        got += static_cast<std::size_t>(n);
+      }
+      size_ = got;
+      data_ = owned_.data();
     }
-    ::madvise(m, size_, MADV_SEQUENTIAL);
-    data_ = static_cast<const std::byte*>(m);
   }
   ::close(fd);
   const std::size_t size = size_;
   try {
     header_ = checkedHeader(path, data_, size);
   } catch (...) {
-    if (data_) ::munmap(const_cast<std::byte*>(data_), size_);
+    if (mapped_) ::munmap(const_cast<std::byte*>(data_), size_);
     throw;
   }
 
@@ -116,7 +126,7 @@ PartReader::PartReader(const std::filesystem::path& path) {
 }
 
 PartReader::~PartReader() {
-  if (data_) ::munmap(const_cast<std::byte*>(data_), size_);
+  if (mapped_) ::munmap(const_cast<std::byte*>(data_), size_);
 }
 
 void PartReader::forEachRecord(

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "rlscope/part/format.h"
 #include "rlscope/part/record_codec.h"
@@ -39,9 +40,11 @@ class PartReader {
 
  private:
   FileHeader header_{};
-  const std::byte* data_ = nullptr;  // the mapping, or null for an empty file
+  const std::byte* data_ = nullptr;  // the mapping or owned_; null for an empty file
   std::size_t size_ = 0;
-  std::size_t validEnd_ = 0;  // bytes up to the end of the last whole block
+  bool mapped_ = false;
+  std::vector<std::byte> owned_;  // where the file system cannot map files
+  std::size_t validEnd_ = 0;      // bytes up to the end of the last whole block
   std::uint64_t blocks_ = 0;
   std::string cutShort_;
 };
