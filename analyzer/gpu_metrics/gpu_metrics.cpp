@@ -164,8 +164,6 @@ class LaunchIndex {
     return &it->span;
   }
 
-  std::size_t size() const { return calls_.size(); }
-
  private:
   struct Call {
     std::int64_t pid = 0;

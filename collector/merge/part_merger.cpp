@@ -199,6 +199,11 @@ class Merger {
     finishPart(p, reader.cutShort());
   }
 
+  // A progress line, for long merges only (MergeOptions::progressAboveBytes).
+  void sayIfLong(const std::string& line) const {
+    if (longMerge_ && options_.progress) options_.progress(line);
+  }
+
   void finish() {
     finishProcess();
     writeOperations();
@@ -878,8 +883,8 @@ class Merger {
   // collector pushed as its external correlation, or else to the innermost operation open on
   // the launching thread when the call began.
   void writeOperations() {
-    if (longMerge_ && !nesting_.empty())
-      say("nesting and writing " + std::to_string(operationsAdded_) + " operations");
+    if (!nesting_.empty())
+      sayIfLong("nesting and writing " + std::to_string(operationsAdded_) + " operations");
     std::vector<std::int64_t> keys;
     auto ops = nesting_.build(&keys);
     for (const auto& op : ops) {
@@ -932,9 +937,6 @@ class Merger {
   }
 
   void warn(std::string line) { report_.warnings.push_back(std::move(line)); }
-  void say(const std::string& line) const {
-    if (options_.progress) options_.progress(line);
-  }
   void count(std::string_view table) { ++report_.rowsPerTable[std::string(table)]; }
 
   struct Launch {
@@ -1007,12 +1009,10 @@ MergeReport mergeParts(const std::filesystem::path& partDir, const std::filesyst
   trace::WriterOptions writerOptions;
   writerOptions.indexing = trace::WriterOptions::Indexing::kDuringLoad;
   trace::TraceWriter writer(out, writerOptions);
-  const bool longMerge = totalBytes >= options.progressAboveBytes;
-  if (longMerge && options.progress)
-    options.progress("merging " + std::to_string(entries.size()) +
-                     (entries.size() == 1 ? " part (" : " parts (") +
-                     std::to_string(totalBytes >> 20) + " MiB) into " + out.filename().string());
-  Merger merger(writer, options, report, longMerge);
+  Merger merger(writer, options, report, totalBytes >= options.progressAboveBytes);
+  merger.sayIfLong("merging " + std::to_string(entries.size()) +
+                   (entries.size() == 1 ? " part (" : " parts (") +
+                   std::to_string(totalBytes >> 20) + " MiB) into " + out.filename().string());
   std::size_t i = 0, step = std::max<std::size_t>(1, entries.size() / 20);
   for (const auto& e : entries) {
     ++i;
@@ -1027,7 +1027,7 @@ MergeReport mergeParts(const std::filesystem::path& partDir, const std::filesyst
     }
   }
   merger.finish();
-  if (longMerge && options.progress) options.progress("finishing the trace");
+  merger.sayIfLong("finishing the trace");
   writer.commit();
   report.rows = writer.rowsWritten();
   return report;
