@@ -6,12 +6,15 @@
 # with the numbers; exits 1 if any check fails, 2 when there is no usable GPU.
 #
 #   scripts/gpu-check.sh [--iterations N]      (default 20)
-#   scripts/gpu-check.sh --check-only TRACE [--iterations N]
-#       only the checks, on a trace of the sample made before with N iterations (no GPU needed)
+#   scripts/gpu-check.sh --check-only TRACE [--iterations N] [--bin DIR]
+#       only the checks, on a trace of the sample made before with N iterations (no GPU needed;
+#       the analysis it writes goes beside TRACE; DIR holds the rlscope to analyse it with,
+#       default build/bin). The fake-GPU test (tests/cupti/fake_gpu_test.cpp) runs this in CI.
 set -euo pipefail
 
 iterations=20
 trace_only=""
+bin=""
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --iterations)
@@ -20,6 +23,14 @@ while [[ $# -gt 0 ]]; do
         exit 1
       }
       iterations="$2"
+      shift 2
+      ;;
+    --bin)
+      [[ $# -ge 2 ]] || {
+        echo "gpu-check.sh: error: --bin needs a directory" >&2
+        exit 1
+      }
+      bin="$2"
       shift 2
       ;;
     --check-only)
@@ -32,7 +43,7 @@ while [[ $# -gt 0 ]]; do
       ;;
     *)
       echo "gpu-check.sh: error: unknown argument '$1' (usage: scripts/gpu-check.sh" \
-        "[--iterations N] [--check-only TRACE])" >&2
+        "[--iterations N] [--check-only TRACE [--bin DIR]])" >&2
       exit 1
       ;;
   esac
@@ -56,6 +67,7 @@ trace="$out/cuda.sqlite"
 
 if [[ -n "$trace_only" ]]; then
   trace="$trace_only"
+  out="$(dirname "$trace")"
 else
   step "GPU"
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
@@ -249,7 +261,7 @@ check "GPU of the kernels described" \
             AND g.maxThreadsPerBlock > 0 AND g.threadsPerWarp = 32")" eq 1
 
 step "Analysis (rlscope analyze --format json)"
-rlscope_bin="$build/bin/rlscope"
+rlscope_bin="${bin:-$build/bin}/rlscope"
 if [[ -x "$rlscope_bin" ]]; then
   analysis="$out/analysis.json"
   mkdir -p "$out"
