@@ -6,6 +6,8 @@
 // and when, only gpu-check.sh on a GPU can show.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
@@ -139,6 +141,48 @@ TEST(FakeGpuLongRun, RecordsAcrossManyBuffersAndFlushesAreAllThere) {
   ASSERT_EQ(run->result.exitCode, 0) << run->result.err;
   EXPECT_EQ(run->result.err.find("dropped"), std::string::npos) << run->result.err;
   expectAllChecksPass(gpuCheck(run->trace, kLong));
+}
+
+// `rlscope-prof --calibrate` with a GPU runs the two CUDA configurations too (CUDA API calls, then
+// GPU activity), prices CUPTI per API name, and `rlscope analyze` removes both CUDA costs. The
+// costs themselves are differences of noisy runs, so only what they were computed from is
+// checked: every configuration's repetitions, every API the program calls, the event counts.
+TEST(FakeGpuCalibration, CudaCostsAreCalibratedPerApiAndRemoved) {
+  constexpr int kRuns = 200, kRepetitions = 2;
+  testing::TempDir dir;
+  std::string trace = (dir.path() / "calibrated.sqlite").string();
+  auto prof = runCommand({"/usr/bin/env", fakeGpuLibraryPath(),
+                          std::string(RLSCOPE_BIN_DIR) + "/rlscope-prof", "--calibrate",
+                          "--repetitions", std::to_string(kRepetitions), "-q", "-o", trace, "--",
+                          RLSCOPE_FAKE_CUDA_TRAINING, "--iterations", std::to_string(kRuns)});
+  ASSERT_EQ(prof.exitCode, 0) << prof.err;
+  EXPECT_EQ(prof.err.find("CUDA costs not calibrated"), std::string::npos) << prof.err;
+
+  trace::Database db(trace, trace::Database::Mode::kReadOnlyUntrusted);
+  for (const char* api : {"cudaLaunchKernel", "cudaMemcpy", "cudaMemcpyAsync", "cudaMemsetAsync",
+                          "cudaStreamSynchronize", "cudaDeviceSynchronize", "cudaDeviceReset"}) {
+    EXPECT_EQ(db.queryInt("SELECT count FROM rlscope_calibration WHERE source = 'cupti' AND "
+                          "name = '" +
+                          std::string(api) + "'"),
+              kRepetitions)
+        << api;
+  }
+  EXPECT_EQ(db.queryInt("SELECT count FROM rlscope_calibration WHERE source = "
+                        "'cuda_api_interception'"),
+            kRepetitions);
+
+  auto analysis = runCommand({"rlscope", "analyze", trace, "--format", "json"});
+  ASSERT_EQ(analysis.exitCode, 0) << analysis.err;
+  auto doc = nlohmann::json::parse(analysis.out);
+  ASSERT_TRUE(doc.at("corrected").get<bool>());
+  const auto& c = doc.at("correction");
+  // 21 recorded calls per iteration, the 4 parameter copies and the reset; cudaGetDevice is off.
+  constexpr int kCalls = 21 * kRuns + 5;
+  EXPECT_EQ(c.at("events").at("cuda_api_interception").get<int>(), kCalls);
+  EXPECT_EQ(c.at("events").at("cupti").get<int>(), kCalls);
+  EXPECT_GE(c.at("removed_us").at("cupti").get<double>(), 0.0);
+  EXPECT_GE(c.at("removed_us").at("cuda_api_interception").get<double>(), 0.0);
+  EXPECT_LT(c.at("corrected_total_us").get<double>(), c.at("uncorrected_total_us").get<double>());
 }
 
 }  // namespace
