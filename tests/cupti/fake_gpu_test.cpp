@@ -8,10 +8,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include <csignal>
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "rlscope/part/reader.h"
 #include "rlscope/trace/sqlite.h"
@@ -38,12 +40,20 @@ struct ProfiledReplay {
   testing::CommandResult result;
 };
 
-std::unique_ptr<ProfiledReplay> profileReplay(int iterations, int sleepUs = 0) {
+std::unique_ptr<ProfiledReplay> profileReplay(int iterations, std::vector<std::string> more = {}) {
   auto run = std::make_unique<ProfiledReplay>();
-  run->result = runCommand({"/usr/bin/env", fakeGpuLibraryPath(),
-                            std::string(RLSCOPE_BIN_DIR) + "/rlscope-prof", "--keep-parts", "-o",
-                            run->trace, "--", RLSCOPE_FAKE_CUDA_TRAINING, "--iterations",
-                            std::to_string(iterations), "--sleep-us", std::to_string(sleepUs)});
+  std::vector<std::string> argv = {"/usr/bin/env",
+                                   fakeGpuLibraryPath(),
+                                   std::string(RLSCOPE_BIN_DIR) + "/rlscope-prof",
+                                   "--keep-parts",
+                                   "-o",
+                                   run->trace,
+                                   "--",
+                                   RLSCOPE_FAKE_CUDA_TRAINING,
+                                   "--iterations",
+                                   std::to_string(iterations)};
+  argv.insert(argv.end(), more.begin(), more.end());
+  run->result = runCommand(argv);
   return run;
 }
 
@@ -137,10 +147,18 @@ TEST_F(FakeGpu, EveryDeviceIsDescribedOnce) {
 // machine: full, 2.9 MB, full, the rest at exit). Nothing may be lost.
 TEST(FakeGpuLongRun, RecordsAcrossManyBuffersAndFlushesAreAllThere) {
   constexpr int kLong = 4000;
-  auto run = profileReplay(kLong, 100);
+  auto run = profileReplay(kLong, {"--sleep-us", "100"});
   ASSERT_EQ(run->result.exitCode, 0) << run->result.err;
   EXPECT_EQ(run->result.err.find("dropped"), std::string::npos) << run->result.err;
   expectAllChecksPass(gpuCheck(run->trace, kLong));
+}
+
+// SIGTERM with GPU records still in CUPTI's buffers (no cudaDeviceReset, no exit handlers): the
+// collector's handler flushes CUPTI before the process dies, so every launch is in the trace.
+TEST(FakeGpuSigterm, GpuRecordsStillInCuptiAreFlushed) {
+  auto run = profileReplay(kIterations, {"--end-by-sigterm"});
+  ASSERT_EQ(run->result.exitCode, 128 + SIGTERM) << run->result.err;
+  expectAllChecksPass(gpuCheck(run->trace, kIterations));
 }
 
 // `rlscope-prof --calibrate` with a GPU runs the two CUDA configurations too (CUDA API calls, then

@@ -4,12 +4,13 @@
 // this program too (the fake-GPU test runs them in CI). Keep the two in step: a change to the
 // sample's launches belongs here as well.
 //
-//   rlscope_fake_cuda_training [--iterations N] [--sleep-us MICROS]   (default 10 iterations)
+//   rlscope_fake_cuda_training [--iterations N] [--sleep-us MICROS] [--end-by-sigterm]
 #include <cuda.h>
 #include <nvtx3/nvToolsExt.h>
 
 #include <chrono>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -60,23 +61,31 @@ double simulate(int iteration) {
 }
 
 struct Options {
-  int iterations = 10;  // as the sample
-  int sleepUs = 0;      // after each iteration: longer runs without more records
+  int iterations = 10;        // as the sample
+  int sleepUs = 0;            // after each iteration: longer runs without more records
+  bool endBySigterm = false;  // instead of resetting the device and returning
 };
+
+[[noreturn]] void usage() {
+  std::fprintf(stderr,
+               "usage: rlscope_fake_cuda_training [--iterations N] [--sleep-us MICROS] "
+               "[--end-by-sigterm]\n");
+  std::exit(2);
+}
 
 Options parseOptions(int argc, char** argv) {
   Options o;
   for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--end-by-sigterm") == 0) {
+      o.endBySigterm = true;
+      continue;
+    }
     int* target = std::strcmp(argv[i], "--iterations") == 0 ? &o.iterations
                   : std::strcmp(argv[i], "--sleep-us") == 0 ? &o.sleepUs
                                                             : nullptr;
     char* end = nullptr;
     long v = target && i + 1 < argc ? std::strtol(argv[++i], &end, 10) : -1;
-    if (!end || *end != '\0' || v < 0 || v > 1000000) {
-      std::fprintf(stderr,
-                   "usage: rlscope_fake_cuda_training [--iterations N] [--sleep-us MICROS]\n");
-      std::exit(2);
-    }
+    if (!end || *end != '\0' || v < 0 || v > 1000000) usage();
     *target = static_cast<int>(v);
   }
   return o;
@@ -130,8 +139,13 @@ int main(int argc, char** argv) {
     if (options.sleepUs > 0)
       std::this_thread::sleep_for(std::chrono::microseconds(options.sleepUs));
   }
+  std::printf("iterations=%d checksum=%.3f\n", iterations, checksum);
+  if (options.endBySigterm) {
+    // Killed with work still in CUPTI's buffers: the collector's handler must flush them.
+    std::fflush(stdout);
+    std::raise(SIGTERM);
+  }
   // The runtime-API callback of cudaDeviceReset and the context's destruction both flush.
   fakeCudaDeviceReset();
-  std::printf("iterations=%d checksum=%.3f\n", iterations, checksum);
   return 0;
 }
