@@ -161,6 +161,25 @@ TEST(FakeGpuSigterm, GpuRecordsStillInCuptiAreFlushed) {
   expectAllChecksPass(gpuCheck(run->trace, kIterations));
 }
 
+// A child forked without exec after CUDA started inherits a copy of CUPTI's buffers holding the
+// parent's records; if its collector flushed or decoded them, the parent's kernels would appear
+// twice (gpu-check counts them exactly). The child's own operation must be there.
+TEST(FakeGpuFork, AForkChildLeavesTheParentsGpuRecordsAlone) {
+#ifdef RLSCOPE_TSAN_BUILD
+  GTEST_SKIP() << "ThreadSanitizer build: no threads in fork children";
+#endif
+  auto run = profileReplay(kIterations, {"--fork-child"});
+  ASSERT_EQ(run->result.exitCode, 0) << run->result.err;
+  expectAllChecksPass(gpuCheck(run->trace, kIterations));
+  trace::Database db(run->trace, trace::Database::Mode::kReadOnlyUntrusted);
+  EXPECT_EQ(db.queryInt("SELECT COUNT(*) FROM rlscope_processes"), 2);
+  EXPECT_EQ(db.queryInt("SELECT COUNT(*) FROM rlscope_operations o JOIN StringIds s ON "
+                        "s.id = o.nameId JOIN rlscope_processes p ON p.globalPid = "
+                        "(o.globalTid & ~0xFFFFFF) WHERE s.value = 'child' AND p.parentPid IN "
+                        "(SELECT pid FROM rlscope_processes)"),
+            1);
+}
+
 // `rlscope-prof --calibrate` with a GPU runs the two CUDA configurations too (CUDA API calls, then
 // GPU activity), prices CUPTI per API name, and `rlscope analyze` removes both CUDA costs. The
 // costs themselves are differences of noisy runs, so only what they were computed from is

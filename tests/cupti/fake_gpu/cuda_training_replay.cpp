@@ -5,8 +5,11 @@
 // sample's launches belongs here as well.
 //
 //   rlscope_fake_cuda_training [--iterations N] [--sleep-us MICROS] [--end-by-sigterm]
+//                              [--fork-child]
 #include <cuda.h>
 #include <nvtx3/nvToolsExt.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cmath>
@@ -64,20 +67,22 @@ struct Options {
   int iterations = 10;        // as the sample
   int sleepUs = 0;            // after each iteration: longer runs without more records
   bool endBySigterm = false;  // instead of resetting the device and returning
+  bool forkChild = false;     // after the loop: a child forked without exec, CPU work only
 };
 
 [[noreturn]] void usage() {
   std::fprintf(stderr,
                "usage: rlscope_fake_cuda_training [--iterations N] [--sleep-us MICROS] "
-               "[--end-by-sigterm]\n");
+               "[--end-by-sigterm] [--fork-child]\n");
   std::exit(2);
 }
 
 Options parseOptions(int argc, char** argv) {
   Options o;
   for (int i = 1; i < argc; ++i) {
-    if (std::strcmp(argv[i], "--end-by-sigterm") == 0) {
-      o.endBySigterm = true;
+    if (std::strcmp(argv[i], "--end-by-sigterm") == 0 ||
+        std::strcmp(argv[i], "--fork-child") == 0) {
+      (argv[i][2] == 'e' ? o.endBySigterm : o.forkChild) = true;
       continue;
     }
     int* target = std::strcmp(argv[i], "--iterations") == 0 ? &o.iterations
@@ -140,6 +145,24 @@ int main(int argc, char** argv) {
       std::this_thread::sleep_for(std::chrono::microseconds(options.sleepUs));
   }
   std::printf("iterations=%d checksum=%.3f\n", iterations, checksum);
+  if (options.forkChild) {
+    // CUDA is unusable in a fork child, and the GPU records still in CUPTI's buffers (copied into
+    // the child) are the parent's: the child's collector must leave them alone, even at exit.
+    std::fflush(stdout);
+    pid_t child = ::fork();
+    if (child == 0) {
+      nvtxRangePushA("child");
+      checksum = simulate(-1);
+      nvtxRangePop();
+      std::exit(checksum > 1e300 ? 1 : 0);
+    }
+    int status = 0;
+    if (child < 0 || ::waitpid(child, &status, 0) != child || !WIFEXITED(status) ||
+        WEXITSTATUS(status) != 0) {
+      std::fprintf(stderr, "rlscope_fake_cuda_training: the fork child failed\n");
+      return 1;
+    }
+  }
   if (options.endBySigterm) {
     // Killed with work still in CUPTI's buffers: the collector's handler must flush them.
     std::fflush(stdout);
