@@ -243,8 +243,11 @@ int runProf(const ProfOptions& options, std::vector<std::string> command, ProfOu
       auto it = report.rowsPerTable.find(table);
       return it == report.rowsPerTable.end() ? std::uint64_t{0} : it->second;
     };
-    char secs[32];
-    std::snprintf(secs, sizeof secs, "%.2f s", seconds);
+    char secs[32];  // a short run in ms: "0.00 s" says nothing
+    if (seconds < 1)
+      std::snprintf(secs, sizeof secs, "%.1f ms", seconds * 1e3);
+    else
+      std::snprintf(secs, sizeof secs, "%.2f s", seconds);
     say(o, "trace written to " + output.string() + " (" + secs + " run; " +
                plural(static_cast<std::uint64_t>(report.processes), "process") + ", " +
                plural(static_cast<std::uint64_t>(report.threads), "thread") + ", " +
