@@ -77,3 +77,16 @@ make_python_env() {
   "$venv/bin/python3" -m pip install -q --disable-pip-version-check nvtx ||
     echo "note: the nvtx package is not available for $interpreter; its test is skipped" >&2
 }
+
+# What profiling a GPU run needs, built by gpu-check.sh and gpu-bundle.sh: Release, CUDA on, no
+# tests, benchmarks, GUI or Python package.
+# shellcheck disable=SC2034  # used by the scripts that source this file
+gpu_targets=(rlscope-prof rlscope rlscope_collector rlscope_cupti rlscope_sample_cuda_training)
+configure_gpu_build() {
+  local cuda_args=()
+  if ! command -v nvcc >/dev/null 2>&1 && [[ -x /usr/local/cuda/bin/nvcc ]]; then
+    cuda_args+=(-DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc)
+  fi
+  configure "$1" -DCMAKE_BUILD_TYPE=Release -DRLSCOPE_WITH_CUDA=ON -DRLSCOPE_BUILD_TESTS=OFF \
+    -DRLSCOPE_BUILD_BENCH=OFF -DRLSCOPE_WITH_GUI=OFF -DRLSCOPE_WITH_PYTHON=OFF "${cuda_args[@]}"
+}

@@ -6,6 +6,9 @@
 # with the numbers; exits 1 if any check fails, 2 when there is no usable GPU.
 #
 #   scripts/gpu-check.sh [--iterations N]      (default 20)
+#   scripts/gpu-check.sh --prebuilt DIR [--iterations N]
+#       profiles with the binaries scripts/gpu-bundle.sh put in DIR instead of building (for GPU
+#       machines that cannot build rlscope: no network, no development packages)
 #   scripts/gpu-check.sh --check-only TRACE [--iterations N] [--bin DIR]
 #       only the checks, on a trace of the sample made before with N iterations (no GPU needed;
 #       the analysis it writes goes beside TRACE; DIR holds the rlscope to analyse it with,
@@ -15,6 +18,7 @@ set -euo pipefail
 iterations=20
 trace_only=""
 bin=""
+prebuilt=""
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --iterations)
@@ -30,7 +34,15 @@ while [[ $# -gt 0 ]]; do
         echo "gpu-check.sh: error: --bin needs a directory" >&2
         exit 1
       }
-      bin="$2"
+      bin="$(realpath "$2")"
+      shift 2
+      ;;
+    --prebuilt)
+      [[ $# -ge 2 && -d "$2" ]] || {
+        echo "gpu-check.sh: error: --prebuilt needs the directory scripts/gpu-bundle.sh made" >&2
+        exit 1
+      }
+      prebuilt="$(realpath "$2")"
       shift 2
       ;;
     --check-only)
@@ -43,7 +55,7 @@ while [[ $# -gt 0 ]]; do
       ;;
     *)
       echo "gpu-check.sh: error: unknown argument '$1' (usage: scripts/gpu-check.sh" \
-        "[--iterations N] [--check-only TRACE [--bin DIR]])" >&2
+        "[--iterations N] [--prebuilt DIR] [--check-only TRACE [--bin DIR]])" >&2
       exit 1
       ;;
   esac
@@ -72,24 +84,35 @@ else
   step "GPU"
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 
-  step "Configuring $build (Release, CUDA on)"
-  cuda_args=()
-  if ! command -v nvcc >/dev/null 2>&1 && [[ -x /usr/local/cuda/bin/nvcc ]]; then
-    cuda_args+=(-DCMAKE_CUDA_COMPILER=/usr/local/cuda/bin/nvcc)
+  if [[ -n "$prebuilt" ]]; then
+    [[ -x "$prebuilt/bin/rlscope-prof" && -x "$prebuilt/bin/rlscope_sample_cuda_training" ]] ||
+      die "$prebuilt lacks bin/rlscope-prof or the CUDA sample (scripts/gpu-bundle.sh makes it)"
+    bin="$prebuilt/bin"
+    # The bundle's libraries (SQLite, simdjson, CUPTI, the CUDA runtime, ...) before the machine's;
+    # its C++ runtime only where the machine's is too old to run them.
+    export LD_LIBRARY_PATH="$prebuilt/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+    if ! "$bin/rlscope" --version >/dev/null 2>&1; then
+      export LD_LIBRARY_PATH="$prebuilt/lib/fallback:$LD_LIBRARY_PATH"
+      "$bin/rlscope" --version >/dev/null 2>&1 ||
+        die "the binaries of $prebuilt do not run here: $("$bin/rlscope" --version 2>&1 | head -1)"
+      echo "using the bundle's C++ runtime (the machine's is older)"
+    fi
+    step "Using the binaries of $prebuilt"
+  else
+    step "Configuring $build (Release, CUDA on)"
+    configure_gpu_build "$build"
+    step "Building (-j$jobs)"
+    cmake --build "$build" -j "$jobs" --target "${gpu_targets[@]}"
+    bin="$build/bin"
   fi
-  configure "$build" -DCMAKE_BUILD_TYPE=Release -DRLSCOPE_WITH_CUDA=ON \
-    -DRLSCOPE_BUILD_TESTS=OFF -DRLSCOPE_BUILD_BENCH=OFF -DRLSCOPE_WITH_GUI=OFF \
-    -DRLSCOPE_WITH_PYTHON=OFF "${cuda_args[@]}"
-
-  step "Building (-j$jobs)"
-  cmake --build "$build" -j "$jobs" --target rlscope-prof rlscope rlscope_collector \
-    rlscope_cupti rlscope_sample_cuda_training
 
   step "Profiling the CUDA sample ($iterations iterations)"
   mkdir -p "$out"
   rm -f "$trace"
-  "$build/bin/rlscope-prof" -o "$trace" -- "$build/bin/rlscope_sample_cuda_training" \
+  started=$(date +%s)
+  "$bin/rlscope-prof" -o "$trace" -- "$bin/rlscope_sample_cuda_training" \
     --iterations "$iterations"
+  echo "profiled and merged in $(elapsed "$started") s"
   [[ -f "$trace" ]] || die "rlscope-prof wrote no trace at $trace"
 fi
 

@@ -227,6 +227,29 @@ class Collector {
     wake();
   }
 
+  // At exit or _exit. A signal handed to the writer thread that the program's own exit overtook
+  // (it ran on to exit before the writer acted) ends the part as the signal's and then kills the
+  // process, as the signal would have without us, rather than letting it exit with its status.
+  void finishAtExit(int status) {
+    auto signalSeen = [this] {
+      int sig = pendingSignal_.load();
+      return sig ? sig : takenSignal_.load();
+    };
+    int sig = signalSeen();
+    if (sig)
+      finish(part::EndReason::kSignal, sig);
+    else
+      finish(part::EndReason::kExit, status);
+    if (!sig) sig = signalSeen();  // one that came while the part was being finished
+    if (!sig) return;
+    restoreDefaultAction(sig);
+    sigset_t s;
+    sigemptyset(&s);
+    sigaddset(&s, sig);
+    pthread_sigmask(SIG_UNBLOCK, &s, nullptr);
+    ::raise(sig);
+  }
+
   // --- fork ---
   void beforeFork() {
     drainMutex_.lock();
@@ -255,6 +278,8 @@ class Collector {
     t_threadBuffer = nullptr;
     if (auto* h = cudaHooks(); h && h->atForkChild) h->atForkChild();
     setCudaHooks(nullptr);
+    pendingSignal_.store(0);  // the parent's, which its writer thread acts on
+    takenSignal_.store(0);
     if (finished_.load()) return;  // forked after the parent's collector ended
     if (auto err = start(config_, parent); !err.empty()) {
       std::fprintf(stderr, "rlscope: warning: fork child %d is not profiled: %s\n",
@@ -303,6 +328,7 @@ class Collector {
         [[maybe_unused]] auto r = ::read(wakeFd_, &v, sizeof v);
       }
       if (int sig = pendingSignal_.exchange(0)) {
+        takenSignal_.store(sig);
         // The process is already leaving (exit, _exit, exec on another thread, which joins this
         // one): let it finish the part; re-raising here would kill it half-way.
         if (!finish(part::EndReason::kSignal, sig)) {
@@ -386,6 +412,7 @@ class Collector {
   std::atomic<bool> closed_{false};  // the part of the last finish() is written and closed
   std::atomic<int> pendingSignal_{0};
   std::atomic<int> deferredSignal_{0};  // came while the part was being finished for an exec
+  std::atomic<int> takenSignal_{0};     // the writer thread is acting on it
 };
 
 // Leaked on purpose: exit handlers, late threads and signal handlers may use it after static
@@ -395,7 +422,7 @@ std::atomic<const CudaHooks*> g_cudaHooks{nullptr};
 
 void onExit(int status, void*) {
   if (g_collector && g_collector->pid() == static_cast<std::uint32_t>(::getpid()))
-    g_collector->finish(part::EndReason::kExit, status);
+    g_collector->finishAtExit(status);
 }
 
 __attribute__((constructor)) void startCollector() {
@@ -474,7 +501,7 @@ void setCudaHooks(const CudaHooks* hooks) {
 extern "C" __attribute__((visibility("default"))) [[noreturn]] void _exit(int status) {
   using rlscope::collector::g_collector;
   if (g_collector && g_collector->pid() == static_cast<std::uint32_t>(::getpid()))
-    g_collector->finish(rlscope::part::EndReason::kExit, status);
+    g_collector->finishAtExit(status);
   ::syscall(SYS_exit_group, status);
   __builtin_unreachable();
 }

@@ -207,7 +207,7 @@ int orphan() {
 
 // Records a range, lets the collector's writer flush it (RLSCOPE_FLUSH_MS is 100 by default),
 // then dies without any exit handler.
-int dieBy(int sig) {
+int dieBy(int sig, bool exitAtOnce = false) {
   nvtxRangePushA("before the end");
   spin(1000);
   nvtxRangePop();
@@ -222,8 +222,8 @@ int dieBy(int sig) {
     *reinterpret_cast<volatile int*>(address) = 1;
   }
   raise(sig);
-  spin(2000000);  // SIGTERM: the collector finishes the part and re-raises it
-  return 0;
+  if (!exitAtOnce) spin(2000000);  // SIGTERM: the collector finishes the part and re-raises it
+  return 0;  // reached only when exitAtOnce: the signal must still be what ends the process
 }
 
 }  // namespace
@@ -243,10 +243,11 @@ int main(int argc, char** argv) {
   if (mode == "segv") return dieBy(SIGSEGV);
   if (mode == "sigkill") return dieBy(SIGKILL);
   if (mode == "sigterm") return dieBy(SIGTERM);
+  if (mode == "sigterm-then-return") return dieBy(SIGTERM, true);
   if (mode == "exit") return argc > 2 ? std::atoi(argv[2]) : 0;
   std::fprintf(stderr,
                "usage: rlscope_test_workload nvtx|threads [N]|fork|fork-underscore-exit|"
                "multiprocess|child|exec|clean-environment-child|signal-actions|orphan|segv|sigkill|"
-               "sigterm|exit [STATUS]\n");
+               "sigterm|sigterm-then-return|exit [STATUS]\n");
   return 2;
 }
