@@ -212,24 +212,29 @@ void runtimeCall(CUpti_CallbackId cbid, GpuWork gpuWork) {
   }
 }
 
-// GPU work of about d, now: the record's start and end (packed fields, so assigned, not tied).
+// The record of GPU work of about d that the call `correlation` started on the stream, now.
 template <class Record>
-void runOnGpu(Record& r, std::chrono::nanoseconds d) {
-  r.start = cupti().now();
+Record gpuWork(CUpti_ActivityKind kind, std::chrono::nanoseconds d, std::uint32_t correlation,
+               std::uint32_t context, std::uint32_t stream) {
+  Record r{};
+  r.kind = kind;
+  r.start = cupti().now();  // packed fields: assigned, never bound to references
   busy(d);
   r.end = cupti().now();
+  if constexpr (requires { r.deviceId; }) r.deviceId = kDeviceId;
+  r.contextId = context;
+  r.streamId = stream;
+  r.correlationId = correlation;
+  return r;
 }
 
 void synchronize(CUpti_CallbackId cbid, CUpti_ActivitySynchronizationType type,
                  std::uint32_t stream) {
   runtimeCall(cbid, [&](std::uint32_t correlation, std::uint32_t context) {
-    CUpti_ActivitySynchronization2 s{};
-    s.kind = CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
+    auto s = gpuWork<CUpti_ActivitySynchronization2>(CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
+                                                     std::chrono::microseconds(2), correlation,
+                                                     context, stream);
     s.type = type;
-    runOnGpu(s, std::chrono::microseconds(2));
-    s.correlationId = correlation;
-    s.contextId = context;
-    s.streamId = stream;
     s.cudaEventId = CUPTI_SYNCHRONIZATION_INVALID_VALUE;
     cupti().emit(s);
   });
@@ -456,13 +461,9 @@ FAKE_EXPORT void fakeCudaLaunchKernel(const char* name, FakeDim3 grid, FakeDim3 
                                       int registersPerThread, unsigned stream) {
   runtimeCall(CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000,
               [&](std::uint32_t correlation, std::uint32_t context) {
-                CUpti_ActivityKernel10 k{};
-                k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
-                runOnGpu(k, std::chrono::microseconds(3));
-                k.deviceId = kDeviceId;
-                k.contextId = context;
-                k.streamId = stream;
-                k.correlationId = correlation;
+                auto k = gpuWork<CUpti_ActivityKernel10>(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL,
+                                                         std::chrono::microseconds(3), correlation,
+                                                         context, stream);
                 k.gridX = static_cast<int32_t>(grid.x);
                 k.gridY = static_cast<int32_t>(grid.y);
                 k.gridZ = static_cast<int32_t>(grid.z);
@@ -479,8 +480,9 @@ FAKE_EXPORT void fakeCudaMemcpy(size_t bytes, enum FakeCopyKind kind, int async,
   auto cbid = async ? CUPTI_RUNTIME_TRACE_CBID_cudaMemcpyAsync_v3020
                     : CUPTI_RUNTIME_TRACE_CBID_cudaMemcpy_v3020;
   runtimeCall(cbid, [&](std::uint32_t correlation, std::uint32_t context) {
-    CUpti_ActivityMemcpy6 m{};
-    m.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
+    auto m =
+        gpuWork<CUpti_ActivityMemcpy6>(CUPTI_ACTIVITY_KIND_MEMCPY, std::chrono::microseconds(2),
+                                       correlation, context, async ? stream : 0);
     m.copyKind = kind == kFakeHostToDevice ? CUPTI_ACTIVITY_MEMCPY_KIND_HTOD
                                            : CUPTI_ACTIVITY_MEMCPY_KIND_DTOH;
     m.srcKind = kind == kFakeHostToDevice ? CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE
@@ -488,30 +490,20 @@ FAKE_EXPORT void fakeCudaMemcpy(size_t bytes, enum FakeCopyKind kind, int async,
     m.dstKind = kind == kFakeHostToDevice ? CUPTI_ACTIVITY_MEMORY_KIND_DEVICE
                                           : CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE;
     m.bytes = bytes;
-    runOnGpu(m, std::chrono::microseconds(2));
-    m.deviceId = kDeviceId;
-    m.contextId = context;
-    m.streamId = async ? stream : 0;
-    m.correlationId = correlation;
     cupti().emit(m);
   });
 }
 
 FAKE_EXPORT void fakeCudaMemsetAsync(size_t bytes, unsigned stream) {
-  runtimeCall(CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020,
-              [&](std::uint32_t correlation, std::uint32_t context) {
-                CUpti_ActivityMemset4 m{};
-                m.kind = CUPTI_ACTIVITY_KIND_MEMSET;
-                m.value = 0;
-                m.bytes = bytes;
-                runOnGpu(m, std::chrono::microseconds(1));
-                m.deviceId = kDeviceId;
-                m.contextId = context;
-                m.streamId = stream;
-                m.correlationId = correlation;
-                m.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
-                cupti().emit(m);
-              });
+  runtimeCall(CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_v3020, [&](std::uint32_t correlation,
+                                                                  std::uint32_t context) {
+    auto m = gpuWork<CUpti_ActivityMemset4>(
+        CUPTI_ACTIVITY_KIND_MEMSET, std::chrono::microseconds(1), correlation, context, stream);
+    m.value = 0;
+    m.bytes = bytes;
+    m.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+    cupti().emit(m);
+  });
 }
 
 FAKE_EXPORT void fakeCudaStreamSynchronize(unsigned stream) {
