@@ -627,7 +627,8 @@ class Merger {
 
   void startProcess(const part::FileHeader& h) {
     finishProcess();
-    Process& pr = process_.emplace();
+    process_ = Process{};  // not emplace(): clang does not see Process's defaults as complete here
+    Process& pr = *process_;
     pr.pid = h.pid;
     if (!trace::fitsGlobalIdField(pr.pid) || !usedPids_.insert(pr.pid).second) {
       // pid reuse within the run (or an out-of-range pid): give the process a free one.

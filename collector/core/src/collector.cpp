@@ -498,7 +498,7 @@ void setCudaHooks(const CudaHooks* hooks) {
 // Programs that leave with _exit (Python's os._exit in multiprocessing children, for one) skip
 // exit handlers; the preloaded collector sees the call and finishes its part first. Only in the
 // process that owns the collector: a vfork child (same memory, other pid) goes straight through.
-extern "C" __attribute__((visibility("default"))) [[noreturn]] void _exit(int status) {
+extern "C" __attribute__((visibility("default"), noreturn)) void _exit(int status) {
   using rlscope::collector::g_collector;
   if (g_collector && g_collector->pid() == static_cast<std::uint32_t>(::getpid()))
     g_collector->finishAtExit(status);

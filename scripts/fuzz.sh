@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Fuzzes the readers of untrusted input with libFuzzer, under AddressSanitizer and UBSan:
+# fuzz_kineto_import (a stranger's Kineto JSON) and fuzz_part_merge (the part file a crashed or
+# killed process leaves for the merge). Builds build-fuzz/ with Clang, seeds each corpus (the
+# Kineto seed in fuzz/seeds/, parts of a real run of the CPU sample), runs each fuzzer for
+# SECONDS, and exits 1 if any found a crash (the input is kept in out/fuzz/crashes/).
+#
+#   scripts/fuzz.sh [SECONDS]      (default 60 per fuzzer)
+set -euo pipefail
+
+# shellcheck source=scripts/common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+
+seconds="${1:-60}"
+[[ "$seconds" =~ ^[1-9][0-9]*$ ]] || die "usage: scripts/fuzz.sh [SECONDS]"
+command -v clang++ >/dev/null 2>&1 || die "clang++ is needed for libFuzzer (apt install clang)"
+
+build=build-fuzz
+out=out/fuzz
+export ASAN_OPTIONS=detect_leaks=1:verify_asan_link_order=0
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+
+step "Configuring $build (Clang, libFuzzer, AddressSanitizer + UBSan)"
+CC=clang CXX=clang++ configure "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRLSCOPE_BUILD_FUZZ=ON \
+  "-DRLSCOPE_SANITIZE=address,undefined" -DRLSCOPE_BUILD_TESTS=OFF -DRLSCOPE_BUILD_BENCH=OFF \
+  -DRLSCOPE_WITH_GUI=OFF -DRLSCOPE_WITH_PYTHON=OFF -DRLSCOPE_WITH_CUDA=OFF
+step "Building (-j$build_jobs)"
+cmake --build "$build" -j "$build_jobs" --target fuzz_kineto_import fuzz_part_merge rlscope-prof \
+  rlscope_collector rlscope_sample_cpu_training
+
+step "Seeding the corpora"
+mkdir -p "$out/kineto_import" "$out/part_merge" "$out/crashes"
+cp fuzz/seeds/kineto/*.json "$out/kineto_import/"
+seed_run="$(mktemp -d)"
+trap 'rm -rf "$seed_run"' EXIT
+"$build/bin/rlscope-prof" --keep-parts -q -o "$seed_run/seed.sqlite" -- \
+  "$build/bin/rlscope_sample_cpu_training" --iterations 2 >/dev/null
+find "$seed_run" -name '*.part' -exec cp {} "$out/part_merge/" \;
+echo "seeds: $(find "$out/kineto_import" -type f | wc -l) Kineto documents," \
+  "$(find "$out/part_merge" -type f | wc -l) parts"
+
+failed=0
+for fuzzer in kineto_import part_merge; do
+  step "fuzz_$fuzzer for $seconds s"
+  if ! "$build/bin/fuzz_$fuzzer" -max_total_time="$seconds" -max_len=16384 -print_final_stats=1 \
+    -artifact_prefix="$out/crashes/${fuzzer}-" "$out/$fuzzer" 2>"$out/$fuzzer.log"; then
+    failed=1
+    tail -40 "$out/$fuzzer.log"
+    echo "fuzz_$fuzzer: FOUND A CRASH (input in $out/crashes/, log in $out/$fuzzer.log)"
+  else
+    grep -E '^stat::number_of_executed_units|^Done' "$out/$fuzzer.log" | tail -2
+  fi
+done
+exit "$failed"
