@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Fuzzes the readers of untrusted input with libFuzzer, under AddressSanitizer and UBSan:
 # fuzz_kineto_import (a stranger's Kineto JSON) and fuzz_part_merge (the part file a crashed or
-# killed process leaves for the merge). Builds build-fuzz/ with Clang, seeds each corpus (the
-# Kineto seed in fuzz/seeds/, parts of a real run of the CPU sample), runs each fuzzer for
+# killed process leaves for the merge). Builds build-fuzz/ with Clang, seeds each corpus (fuzz/seeds/:
+# a Kineto document, inputs that once found bugs; parts of a real run of the CPU sample), runs each
+# fuzzer for
 # SECONDS, and exits 1 if any found a crash (the input is kept in out/fuzz/crashes/).
 #
 #   scripts/fuzz.sh [SECONDS]      (default 60 per fuzzer)
@@ -31,6 +32,7 @@ cmake --build "$build" -j "$build_jobs" --target fuzz_kineto_import fuzz_part_me
 step "Seeding the corpora"
 mkdir -p "$out/kineto_import" "$out/part_merge" "$out/crashes"
 cp fuzz/seeds/kineto/*.json "$out/kineto_import/"
+cp fuzz/seeds/part_merge/*.part "$out/part_merge/"  # inputs that once crashed it
 seed_run="$(mktemp -d)"
 trap 'rm -rf "$seed_run"' EXIT
 "$build/bin/rlscope-prof" --keep-parts -q -o "$seed_run/seed.sqlite" -- \

@@ -30,12 +30,16 @@ class TickConverter {
     return kind_ == part::ClockKind::kMonotonicNs || points_.size() >= 2;
   }
 
+  // A part is the collector's own, but a damaged one may hold any numbers: results saturate at
+  // ±kLimitNs (which leaves room for differences of two of them) instead of overflowing.
   std::int64_t ns(std::int64_t rawTicks) const {
     if (kind_ == part::ClockKind::kMonotonicNs) return rawTicks;
     auto t = static_cast<std::uint64_t>(rawTicks);
     if (points_.empty()) return rawTicks;
-    if (points_.size() == 1)
-      return points_[0].monotonicNs + static_cast<std::int64_t>(t - points_[0].ticks);
+    if (points_.size() == 1) {
+      const auto& p = points_[0];
+      return offset(p.monotonicNs, t >= p.ticks ? double(t - p.ticks) : -double(p.ticks - t));
+    }
     // The segment [a, b] holding t, or the first/last one.
     auto it =
         std::upper_bound(points_.begin(), points_.end(), t,
@@ -44,12 +48,26 @@ class TickConverter {
     i = std::clamp<std::size_t>(i, 1, points_.size() - 1);
     const auto& a = points_[i - 1];
     const auto& b = points_[i];
-    double rate = double(b.monotonicNs - a.monotonicNs) / double(b.ticks - a.ticks);
+    double rate = (double(b.monotonicNs) - double(a.monotonicNs)) / double(b.ticks - a.ticks);
     double dt = t >= a.ticks ? double(t - a.ticks) : -double(a.ticks - t);
-    return a.monotonicNs + static_cast<std::int64_t>(dt * rate + (dt >= 0 ? 0.5 : -0.5));
+    return offset(a.monotonicNs, dt * rate);
   }
 
+  static constexpr std::int64_t kLimitNs = std::int64_t{1} << 62;
+
  private:
+  // base + delta, rounded, within ±kLimitNs.
+  static std::int64_t offset(std::int64_t base, double delta) {
+    constexpr double kLimit = double(kLimitNs);
+    if (!(delta > -kLimit)) delta = -kLimit;  // NaN included
+    if (delta > kLimit) delta = kLimit;
+    std::int64_t sum = 0;
+    if (__builtin_add_overflow(base, static_cast<std::int64_t>(delta + (delta >= 0 ? 0.5 : -0.5)),
+                               &sum))
+      return delta > 0 ? kLimitNs : -kLimitNs;
+    return std::clamp(sum, -kLimitNs, kLimitNs);
+  }
+
   part::ClockKind kind_;
   std::vector<part::ClockSync> points_;
 };

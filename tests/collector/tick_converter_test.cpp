@@ -1,0 +1,73 @@
+// Part clock ticks to nanoseconds: interpolation between clock-sync pairs, extrapolation past
+// them, and damaged parts (the fuzzer's find: absurd pairs overflowed a double-to-integer
+// conversion), which must saturate rather than overflow.
+#include "tick_converter.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <limits>
+
+namespace rlscope::merge {
+namespace {
+
+constexpr auto kTicks = part::ClockKind::kTicks;
+
+TEST(TickConverter, InterpolatesBetweenPairsAndExtrapolatesPastThem) {
+  TickConverter c(kTicks);
+  c.add(3000, 2000);  // out of order on purpose: finish() sorts
+  c.add(1000, 1000);
+  c.add(5000, 2500);
+  ASSERT_TRUE(c.finish());
+  EXPECT_EQ(c.ns(1000), 1000);
+  EXPECT_EQ(c.ns(2000), 1500);  // 0.5 ns per tick in the first segment
+  EXPECT_EQ(c.ns(4000), 2250);  // 0.25 in the second
+  EXPECT_EQ(c.ns(0), 500);      // before the first pair: the first segment's rate
+  EXPECT_EQ(c.ns(7000), 3000);  // after the last: the last segment's
+}
+
+TEST(TickConverter, OnePairCountsTicksAsNanosecondsAndFails) {
+  TickConverter c(kTicks);
+  c.add(100, 5000);
+  EXPECT_FALSE(c.finish());
+  EXPECT_EQ(c.ns(150), 5050);
+  EXPECT_EQ(c.ns(40), 4940);
+}
+
+TEST(TickConverter, MonotonicPartsAreAlreadyNanoseconds) {
+  TickConverter c;
+  EXPECT_TRUE(c.finish());
+  EXPECT_EQ(c.ns(123456789), 123456789);
+}
+
+TEST(TickConverter, AbsurdPairsStayInRangeInsteadOfOverflowing) {
+  constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+  constexpr std::int64_t kMin = std::numeric_limits<std::int64_t>::min();
+  constexpr std::uint64_t kTickMax = std::numeric_limits<std::uint64_t>::max();
+  auto expectInRange = [](const TickConverter& c) {
+    for (std::int64_t t : {std::int64_t{0}, std::int64_t{1}, std::int64_t{1'000'000}, kMax, kMin,
+                           std::int64_t{-1}}) {
+      std::int64_t ns = c.ns(t);  // UBSan (the CI's sanitizer build) fails on any overflow
+      EXPECT_LE(ns, TickConverter::kLimitNs) << t;
+      EXPECT_GE(ns, -TickConverter::kLimitNs) << t;
+    }
+  };
+  TickConverter steep(kTicks);  // ~1.8e19 ns per tick
+  steep.add(0, kMin);
+  steep.add(1, kMax);
+  ASSERT_TRUE(steep.finish());
+  expectInRange(steep);
+  TickConverter backwards(kTicks);
+  backwards.add(0, kMax);
+  backwards.add(kTickMax, kMin);
+  ASSERT_TRUE(backwards.finish());
+  expectInRange(backwards);
+  TickConverter one(kTicks);
+  one.add(kTickMax, kMax);
+  one.finish();
+  expectInRange(one);
+  EXPECT_EQ(one.ns(0), kMax - TickConverter::kLimitNs);  // the offset saturated, not the sum
+}
+
+}  // namespace
+}  // namespace rlscope::merge
