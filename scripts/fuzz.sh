@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Fuzzes the readers of untrusted input with libFuzzer, under AddressSanitizer and UBSan:
 # fuzz_kineto_import (a stranger's Kineto JSON) and fuzz_part_merge (the part file a crashed or
-# killed process leaves for the merge). Builds build-fuzz/ with Clang, seeds each corpus (fuzz/seeds/:
-# a Kineto document, inputs that once found bugs; parts of a real run of the CPU sample), runs each
-# fuzzer for
-# SECONDS, and exits 1 if any found a crash (the input is kept in out/fuzz/crashes/).
+# killed process leaves for the merge). Builds build-fuzz/ with Clang, seeds each corpus
+# (fuzz/seeds/: a Kineto document and inputs that once found bugs; the parts of a real run of the
+# CPU sample), runs each fuzzer for SECONDS, and exits 1 if any found a crash (the input is kept
+# in out/fuzz/crashes/).
 #
 #   scripts/fuzz.sh [SECONDS]      (default 60 per fuzzer)
 set -euo pipefail
