@@ -22,6 +22,7 @@
 #include "operation_nesting.h"
 #include "rlscope/trace/error.h"
 #include "rlscope/trace/global_id.h"
+#include "rlscope/trace/row_counts.h"
 #include "rlscope/trace/schema.h"
 
 namespace rlscope::import {
@@ -1197,21 +1198,7 @@ class KinetoImporter {
     count(trace::table::kExternalCorrelation);
   }
 
-  // Rows per table, counted by the name's address: a map keyed by std::string cost a string
-  // construction and several compares per row. Added to stats_ once, at the end.
-  void count(std::string_view table) {
-    for (auto& [name, n] : counts_) {
-      if (name.data() == table.data()) {
-        ++n;
-        return;
-      }
-    }
-    counts_.emplace_back(table, 1);
-  }
-  void addCountsToStats() {
-    for (const auto& [name, n] : counts_) stats_.rowsPerTable[std::string(name)] += n;
-    counts_.clear();
-  }
+  void count(std::string_view table) { rowCounts_.add(table); }
   static constexpr std::string_view kFlowEvents = "(ac2g flow events, kept as correlation ids)";
 
   // --- end of input -------------------------------------------------------------------------
@@ -1224,7 +1211,7 @@ class KinetoImporter {
       count(trace::table::kOperations);
     }
     writeProcessesAndThreads();
-    addCountsToStats();
+    rowCounts_.moveTo(stats_.rowsPerTable);
     writer_.setMeta(trace::meta::kSourceFormat, "kineto");
     if (!kinetoSchemaVersion_.empty())
       writer_.setMeta("kineto_schema_version", kinetoSchemaVersion_);
@@ -1329,7 +1316,7 @@ class KinetoImporter {
   trace::CpuIntervalRecord cpuInterval_;
   OperationNesting operations_;
   std::vector<PendingGpu> gpu_;
-  std::vector<std::pair<std::string_view, std::uint64_t>> counts_;
+  trace::RowCounts rowCounts_;
   trace::KernelRecord kernel_;
   std::int64_t kernelRows_ = 0, memcpyRows_ = 0, memsetRows_ = 0, syncRows_ = 0;
   std::unordered_map<std::int64_t, std::int64_t> launchPid_;  // correlation id -> globalPid

@@ -17,6 +17,7 @@
 #include "operation_nesting.h"
 #include "rlscope/part/reader.h"
 #include "rlscope/trace/global_id.h"
+#include "rlscope/trace/row_counts.h"
 #include "rlscope/trace/schema.h"
 #include "rlscope/trace/writer.h"
 #include "tick_converter.h"
@@ -236,7 +237,7 @@ class Merger {
       w_.addCalibration(c);
       count(trace::table::kCalibration);
     }
-    for (const auto& [table, rows] : rowCounts_) report_.rowsPerTable[std::string(table)] += rows;
+    rowCounts_.moveTo(report_.rowsPerTable);
   }
 
  private:
@@ -939,17 +940,7 @@ class Merger {
   }
 
   void warn(std::string line) { report_.warnings.push_back(std::move(line)); }
-  // Rows per table, found by the table constant's address: a string and a map lookup per row
-  // were 5 % of a merge of millions of operations. finish() reports them by name.
-  void count(std::string_view table) {
-    for (auto& [t, n] : rowCounts_) {
-      if (t.data() == table.data()) {
-        ++n;
-        return;
-      }
-    }
-    rowCounts_.emplace_back(table, 1);
-  }
+  void count(std::string_view table) { rowCounts_.add(table); }
 
   struct Launch {
     std::uint64_t part;  // Part::serial
@@ -960,7 +951,7 @@ class Merger {
   trace::TraceWriter& w_;
   const MergeOptions& options_;
   MergeReport& report_;
-  std::vector<std::pair<std::string_view, std::uint64_t>> rowCounts_;
+  trace::RowCounts rowCounts_;
   bool longMerge_;  // MergeOptions::progressAboveBytes reached: say what is going on
   std::set<std::int64_t> usedPids_;
   std::optional<std::int64_t> startMonotonic_;
