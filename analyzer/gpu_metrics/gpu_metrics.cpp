@@ -116,12 +116,11 @@ class LaunchIndex {
   // Sorts by key; where several calls share one, the first added stays (callers add runtime
   // calls before driver calls: the runtime call is the one the application made).
   void finish() {
-    auto key = [](const Call& c) { return std::tie(c.pid, c.correlationId, c.order); };
-    bool sorted = std::is_sorted(calls_.begin(), calls_.end(),
-                                 [&](const Call& a, const Call& b) { return key(a) < key(b); });
-    if (!sorted)
-      std::sort(calls_.begin(), calls_.end(),
-                [&](const Call& a, const Call& b) { return key(a) < key(b); });
+    auto before = [](const Call& a, const Call& b) {
+      return std::tie(a.pid, a.correlationId, a.order) < std::tie(b.pid, b.correlationId, b.order);
+    };
+    if (!std::is_sorted(calls_.begin(), calls_.end(), before))
+      std::sort(calls_.begin(), calls_.end(), before);
     calls_.erase(std::unique(calls_.begin(), calls_.end(),
                              [](const Call& a, const Call& b) {
                                return a.pid == b.pid && a.correlationId == b.correlationId;
