@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -11,8 +12,6 @@
 #include "commands.h"
 #include "launch.h"
 #include "rlscope/trace/reader.h"
-
-extern char** environ;
 
 namespace rlscope::cli {
 
@@ -30,12 +29,6 @@ const char* const kCalibrateDescription =
     "COMMAND must do the same work on every run (fixed seeds and step counts). The file format\n"
     "is in docs/calibration.md.\n\n"
     "  rlscope calibrate -o cal.json -- python train.py --steps 2000\n";
-
-std::vector<std::string> currentEnvironment() {
-  std::vector<std::string> env;
-  for (char** e = environ; e && *e; ++e) env.emplace_back(*e);
-  return env;
-}
 
 std::string joined(const std::vector<std::string>& words) {
   std::string out;
@@ -55,7 +48,9 @@ std::optional<double> runUninstrumented(const std::string& path,
                                         const std::vector<std::string>& command,
                                         const ProfOptions& base, std::string_view who) {
   auto started = std::chrono::steady_clock::now();
-  launch::ExitStatus status = launch::runAndWait(path, command, currentEnvironment());
+  launch::ExitStatus status = launch::runAndWait(
+      path, command,
+      launch::plainEnvironment(launch::pythonPackageDirectory(launch::libraryDirectory())));
   auto elapsed = std::chrono::steady_clock::now() - started;
   launch::waitForDescendants(
       std::chrono::milliseconds(static_cast<long>(base.waitDescendantsSeconds * 1000)), [] {});
@@ -111,16 +106,33 @@ std::string nothingToPrice(const analysis::CalibrationConfig& config,
   return {};
 }
 
+// What one fully profiled run of repetition `rep` records: the most of each event kind over that
+// repetition's configurations (each configuration records a subset of the events).
+analysis::EventCounts eventsOf(const std::vector<analysis::RunMeasurement>& runs, int rep) {
+  analysis::EventCounts most;
+  for (const auto& r : runs) {
+    if (r.repetition != rep) continue;
+    most.processes = std::max(most.processes, r.events.processes);
+    most.operations = std::max(most.operations, r.events.operations);
+    most.transitions = std::max(most.transitions, r.events.transitions);
+    if (r.events.apiCalls() > most.apiCalls()) most.apis = r.events.apis;
+  }
+  return most;
+}
+
 void printCosts(const analysis::Calibration& cal,
                 const std::function<void(const std::string&)>& say) {
   char line[256];
-  std::snprintf(line, sizeof line, "uninstrumented run: %.3f s ± %.3f (n = %lld)",
-                cal.uninstrumentedNs.mean / 1e9, cal.uninstrumentedNs.std / 1e9,
-                static_cast<long long>(cal.uninstrumentedNs.n));
+  const auto& t0 = cal.uninstrumentedNs;
+  std::snprintf(line, sizeof line,
+                "uninstrumented run: median %.3f s ± %.3f, one run varies by %.1f %% (n = %lld)",
+                t0.median / 1e9, t0.uncertainty() / 1e9,
+                t0.median > 0 ? 100 * t0.spread / t0.median : 0.0, static_cast<long long>(t0.n));
   say(line);
   for (const auto& c : cal.costs) {
-    std::snprintf(line, sizeof line, "  %-22s %-24s %12.1f ns ± %.1f (n = %lld)", c.source.c_str(),
-                  c.name.c_str(), c.ns.mean, c.ns.std, static_cast<long long>(c.ns.n));
+    std::snprintf(line, sizeof line, "  %-22s %-24s %12.1f ns ± %.1f (median of %lld)",
+                  c.source.c_str(), c.name.c_str(), c.ns.median, c.ns.uncertainty(),
+                  static_cast<long long>(c.ns.n));
     say(line);
   }
 }
@@ -167,29 +179,49 @@ std::optional<analysis::Calibration> calibrateCommand(
   if (!noGpu.empty()) skipped.push_back("CUDA costs not calibrated: " + noGpu);
 
   std::vector<analysis::RunMeasurement> runs;
+  auto runOne = [&](const analysis::CalibrationConfig& config,
+                    int rep) -> std::optional<analysis::RunMeasurement> {
+    analysis::RunMeasurement m;
+    if (config.profiled) {
+      auto r = runProfiled(config, command, base, scratch, who);
+      if (!r) return std::nullopt;
+      m = *r;
+    } else {
+      auto elapsed = runUninstrumented(resolved.path, command, base, who);
+      if (!elapsed) return std::nullopt;
+      m.config = config.name;
+      m.elapsedNs = *elapsed;
+    }
+    m.repetition = rep;
+    return m;
+  };
+  auto started = std::chrono::steady_clock::now();
+  auto secondsSince = [](std::chrono::steady_clock::time_point t) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+  };
+  bool budgeted = base.calibrationBudgetSeconds > 0;
   int total = base.repetitions * static_cast<int>(configs.size()), done = 0;
-  for (int rep = 0; rep < base.repetitions; ++rep) {
-    // One run of every configuration per repetition, so slow drift of the machine spreads over
-    // all of them alike.
-    for (std::size_t i = 0; i < configs.size(); ++i) {
+  for (int rep = 0; rep < kMaxRepetitions; ++rep) {
+    auto repetitionStarted = std::chrono::steady_clock::now();
+    // Every configuration once per repetition, each in another position than in the last one
+    // (the order turns by one), so that slow drift of the machine, and whatever the run before
+    // leaves in caches, spreads over all of them alike.
+    std::size_t count = configs.size();
+    for (std::size_t k = 0; k < count; ++k) {
+      std::size_t i = rep == 0 ? k : (k + static_cast<std::size_t>(rep)) % count;
       const auto& config = *configs[i];
-      analysis::RunMeasurement m;
-      if (config.profiled) {
-        auto r = runProfiled(config, command, base, scratch, who);
-        if (!r) return std::nullopt;
-        m = *r;
-      } else {
-        auto elapsed = runUninstrumented(resolved.path, command, base, who);
-        if (!elapsed) return std::nullopt;
-        m.config = config.name;
-        m.elapsedNs = *elapsed;
-      }
-      m.repetition = rep;
-      char line[160];
-      std::snprintf(line, sizeof line, "[%d/%d] repetition %d of %d, %s: %.3f s", ++done, total,
-                    rep + 1, base.repetitions, config.name, m.elapsedNs / 1e9);
+      auto m = runOne(config, rep);
+      if (!m) return std::nullopt;
+      char line[192];
+      if (rep < base.repetitions)
+        std::snprintf(line, sizeof line, "[%d/%d] repetition %d of %d, %s: %.3f s", ++done, total,
+                      rep + 1, base.repetitions, config.name, m->elapsedNs / 1e9);
+      else
+        std::snprintf(line, sizeof line, "[%d] repetition %d (until tight or %.0f s), %s: %.3f s",
+                      ++done, rep + 1, base.calibrationBudgetSeconds, config.name,
+                      m->elapsedNs / 1e9);
       say(line);
-      runs.push_back(std::move(m));
+      runs.push_back(std::move(*m));
       if (rep > 0) continue;
       if (auto why = nothingToPrice(config, runs.back()); !why.empty()) {
         skipped.push_back(why);
@@ -200,8 +232,31 @@ std::optional<analysis::Calibration> calibrateCommand(
         configs.erase(configs.begin() + static_cast<std::ptrdiff_t>(i));
         total = done + (base.repetitions - 1) * static_cast<int>(configs.size()) +
                 static_cast<int>(configs.size() - i);
-        --i;
+        count = configs.size();
+        --k;
       }
+    }
+    if (rep + 1 < base.repetitions) continue;
+    if (!budgeted) break;
+    double uncertainty = analysis::calibrationUncertaintyPct(analysis::computeCalibration(runs),
+                                                             eventsOf(runs, rep));
+    char line[192];
+    if (uncertainty <= kTightCalibrationPct) {
+      std::snprintf(line, sizeof line,
+                    "calibration tight after %d repetitions (uncertainty %.2f %% of the run)",
+                    rep + 1, uncertainty);
+      say(line);
+      break;
+    }
+    // Another repetition takes about as long as this one did.
+    if (secondsSince(started) + secondsSince(repetitionStarted) > base.calibrationBudgetSeconds ||
+        rep + 1 == kMaxRepetitions) {
+      std::snprintf(line, sizeof line,
+                    "calibration budget spent after %d repetitions (uncertainty %.2f %% of the "
+                    "run; tight is %.0f %%)",
+                    rep + 1, uncertainty, kTightCalibrationPct);
+      say(line);
+      break;
     }
   }
 
@@ -221,9 +276,15 @@ int calibrateMain(const std::string& name, int argc, char** argv) {
   ProfOptions o;
   std::string output;
   app.add_option("-o,--output", output, "calibration file to write (JSON)")->required();
-  app.add_option("--repetitions", o.repetitions, "runs of each configuration")
+  app.add_option("--repetitions", o.repetitions, "runs of each configuration (at least)")
       ->capture_default_str()
-      ->check(CLI::Range(1, 100));
+      ->check(CLI::Range(1, kMaxRepetitions));
+  app.add_option("--budget", o.calibrationBudgetSeconds,
+                 "after --repetitions, keep repeating until the calibration is tight (its "
+                 "uncertainty at most 1 % of the run) or this many seconds have passed; 0 "
+                 "repeats exactly --repetitions times")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 86400.0));
   addProgramOptions(app, o);
   app.add_flag("-q,--quiet", o.quiet, "print only warnings and errors");
   return runPrefixCommand(app, name, argc, argv, [&](std::vector<std::string> command) {

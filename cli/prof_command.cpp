@@ -77,9 +77,15 @@ std::shared_ptr<ProfOptions> addProfOptions(CLI::App& cmd) {
                "calibrate`, written to TRACE.calibration.json), then profile and store those "
                "costs in the trace: `rlscope analyze` then removes the profiler's overhead");
   cmd.add_option("--repetitions", o->repetitions,
-                 "with --calibrate: runs of each calibration configuration")
+                 "with --calibrate: runs of each calibration configuration (at least)")
       ->capture_default_str()
-      ->check(CLI::Range(1, 100));
+      ->check(CLI::Range(1, kMaxRepetitions));
+  cmd.add_option("--calibration-budget", o->calibrationBudgetSeconds,
+                 "with --calibrate: after --repetitions, keep repeating until the calibration "
+                 "is tight (its uncertainty at most 1 % of the run) or this many seconds of "
+                 "calibration have passed; 0 repeats exactly --repetitions times")
+      ->capture_default_str()
+      ->check(CLI::Range(0.0, 86400.0));
   return o;
 }
 
@@ -166,8 +172,7 @@ int runProf(const ProfOptions& options, std::vector<std::string> command, ProfOu
   config.flushMs = o.flushMs;
   // The package is importable in every run (its annotations are recorded with --no-python
   // too); the tracking is the feature.
-  if (fs::path python = libDir.parent_path() / "python"; fs::exists(python / "rlscope"))
-    config.pythonDirectory = python;
+  config.pythonDirectory = launch::pythonPackageDirectory(libDir);
   if (!o.noPython) {
     if (!config.pythonDirectory.empty()) config.features |= part::kFeaturePython;
     PythonModules modules;

@@ -11,6 +11,11 @@
 
 namespace rlscope::cli {
 
+inline constexpr int kMaxRepetitions = 100;
+// A calibration whose uncertainty (analysis::calibrationUncertaintyPct) is at most this is
+// tight: more repetitions would not change the corrected time by more.
+inline constexpr double kTightCalibrationPct = 1.0;
+
 struct ProfOptions {
   std::string output;
   bool noCudaApi = false;
@@ -26,6 +31,9 @@ struct ProfOptions {
   // in the trace, so that `rlscope analyze` removes the profiler's overhead.
   bool calibrate = false;
   int repetitions = 3;
+  // After `repetitions`, keep repeating (up to kMaxRepetitions) until the calibration is tight
+  // or this many seconds of calibration have passed; 0: exactly `repetitions`.
+  double calibrationBudgetSeconds = 0;
   // Set by the calibration itself: the costs to store in the trace.
   std::vector<trace::CalibrationRecord> calibration;
 };

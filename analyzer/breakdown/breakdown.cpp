@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 #include <exception>
+#include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
@@ -35,6 +36,11 @@ std::int64_t processOf(std::int64_t globalId) {
 bool isGpu(std::uint32_t category) {
   return category >= static_cast<std::uint32_t>(Category::kGpuKernel) &&
          category <= static_cast<std::uint32_t>(Category::kGpuMemset);
+}
+
+constexpr auto kWaiting = static_cast<std::uint32_t>(Category::kWaiting);
+bool isCpu(std::uint32_t category) {
+  return !isGpu(category) && category != kWaiting;
 }
 
 // Overhead intervals are categories of their own in the sweep, numbered from here, one per
@@ -75,7 +81,25 @@ struct ProcessEvents {
   // CUPTI correlation id -> the operation that launched it, as the collector recorded it.
   std::unordered_map<std::int64_t, std::int64_t> launchedBy;
   std::unordered_set<std::int64_t> classifiedThreads;  // threads with CPU category intervals
+  // Imported traces only: each thread's CPU category rows, which may nest (Kineto's
+  // python_function around cpu_op), until readEvents flattens them into `categories`.
+  std::map<std::int64_t, std::vector<CategoryInterval>> nestedByThread;
 };
+
+// How the trace's CPU category rows are to be read.
+struct CpuRowsShape {
+  // rlscope-prof's merge writes each thread's rows flat (the innermost category that ran);
+  // importers keep their source's nesting, which the analysis flattens per thread.
+  bool mayNest = false;
+  // A PyTorch-profiler trace without `with_stack` has no python_function rows: the time its
+  // Python threads spend between operators, inside their operations, is the interpreter's.
+  bool inferPython = false;
+};
+
+CpuRowsShape cpuRowsShape(trace::TraceReader& reader) {
+  auto source = reader.metaValue(trace::meta::kSourceFormat).value_or("rlscope-prof");
+  return {source != "rlscope-prof", source == "kineto"};
+}
 
 using trace::scan;  // the big tables are read column by column (rlscope/trace/scan.h)
 
@@ -124,15 +148,22 @@ class GroupBuilder {
   ProcessEvents* last_ = nullptr;
 };
 
-// The CPU category intervals, with the native calls and classified threads they give.
-void readCpuIntervals(trace::Database& db, GroupBuilder& b) {
+// The CPU category intervals, with the native calls and classified threads they give. Rows that
+// may nest are kept per thread (ProcessEvents::nestedByThread) for readEvents to flatten.
+void readCpuIntervals(trace::Database& db, GroupBuilder& b, bool mayNest) {
   std::int64_t lastTid = -1;
   scan(db, trace::table::kCpuIntervals, "start, end, globalTid, category",
        [&](trace::Statement& st) {
          TimeNs start = st.columnInt(0), end = st.columnInt(1);
          std::int64_t tid = st.columnInt(2);
          auto category = static_cast<Category>(st.columnInt(3));
-         auto* e = b.addInterval(b.keyOf(tid), start, end, category);
+         ProcessEvents* e = nullptr;
+         if (!mayNest) {
+           e = b.addInterval(b.keyOf(tid), start, end, category);
+         } else if (end >= start) {
+           e = &b.group(b.keyOf(tid));
+           e->nestedByThread[tid].push_back({start, end, static_cast<std::uint32_t>(category)});
+         }
          if (!e) return;
          if (tid != lastTid) {  // a set insert per thread run, not per row
            e->classifiedThreads.insert(tid);
@@ -141,6 +172,59 @@ void readCpuIntervals(trace::Database& db, GroupBuilder& b) {
          if (category == Category::kBackend || category == Category::kSimulator)
            e->nativeCalls.push_back({tid, start, end, category});
        });
+}
+
+// One thread's CPU category rows as what ran at each instant: where rows nest, the innermost
+// (the callee: a cpu_op inside a python_function) is what ran, as in rlscope-prof's flat rows.
+// A row that outlives its parent is cut at the parent's end. CUDA API rows are kept as they are:
+// they overlap the backend call that made them, in every trace.
+void flattenThread(std::vector<CategoryInterval>& rows, std::vector<CategoryInterval>& out) {
+  constexpr auto kCudaApi = static_cast<std::uint32_t>(Category::kCudaApi);
+  std::stable_sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) {
+    return a.start != b.start ? a.start < b.start : a.end > b.end;  // parents first
+  });
+  std::vector<CategoryInterval> open;  // the nesting at `at`, innermost last
+  TimeNs at = 0;
+  auto emit = [&](TimeNs until) {
+    if (!open.empty() && until > at) out.push_back({at, until, open.back().category});
+    at = std::max(at, until);
+  };
+  auto closeUntil = [&](TimeNs t) {
+    while (!open.empty() && open.back().end <= t) {
+      emit(open.back().end);
+      open.pop_back();
+    }
+  };
+  for (auto r : rows) {
+    if (r.category == kCudaApi) {
+      out.push_back(r);
+      continue;
+    }
+    closeUntil(r.start);
+    emit(r.start);
+    at = std::max(at, r.start);
+    if (!open.empty()) r.end = std::min(r.end, open.back().end);
+    open.push_back(r);
+  }
+  closeUntil(std::numeric_limits<TimeNs>::max());
+}
+
+// Flattens the rows readCpuIntervals kept per thread into the group's categories. With
+// inferPython (a Kineto trace without python_function rows), a thread with operator rows and no
+// Python ones runs Python inside its top-level operations wherever no operator runs.
+void flattenNestedRows(ProcessEvents& e, const std::vector<trace::OperationRecord>& operations,
+                       bool inferPython) {
+  constexpr auto kPython = static_cast<std::uint32_t>(Category::kPython);
+  for (auto& [tid, rows] : e.nestedByThread) {
+    bool hasPython =
+        std::any_of(rows.begin(), rows.end(), [](const auto& r) { return r.category == kPython; });
+    if (inferPython && !hasPython)
+      for (const auto& op : operations)
+        if (op.globalTid == tid && op.parentId == 0 && op.end > op.start)
+          rows.push_back({op.start, op.end, kPython});
+    flattenThread(rows, e.categories);
+  }
+  e.nestedByThread.clear();
 }
 
 // What readCudaAndOperations leaves for after the merge.
@@ -212,10 +296,11 @@ CudaReadState readCudaAndOperations(trace::TraceReader& reader, View view, Group
 std::map<std::int64_t, ProcessEvents> readEvents(trace::TraceReader& reader, View view) {
   GroupBuilder cpu(view);
   std::exception_ptr cpuError;
-  auto readCpu = [&cpu, &cpuError, path = reader.db().path()] {
+  const CpuRowsShape shape = cpuRowsShape(reader);
+  auto readCpu = [&cpu, &cpuError, mayNest = shape.mayNest, path = reader.db().path()] {
     try {
       trace::Database db(path, trace::Database::Mode::kReadOnlyUntrusted);
-      readCpuIntervals(db, cpu);
+      readCpuIntervals(db, cpu, mayNest);
     } catch (...) {
       cpuError = std::current_exception();
     }
@@ -242,6 +327,7 @@ std::map<std::int64_t, ProcessEvents> readEvents(trace::TraceReader& reader, Vie
   std::map<std::int64_t, ProcessEvents> groups = std::move(rest.groups);
   for (auto& [key, c] : cpu.groups) {
     ProcessEvents& e = groups[key];
+    flattenNestedRows(c, e.operations, shape.inferPython);
     if (!e.categories.empty()) {
       c.categories.reserve(c.categories.size() + e.categories.size());
       c.categories.insert(c.categories.end(), e.categories.begin(), e.categories.end());
@@ -593,8 +679,11 @@ void analyzeProcess(std::int64_t pid, std::int64_t tid, ProcessEvents& events,
         continue;
       }
     }
-    bool cpu = std::any_of(set.begin(), set.end(), [](auto k) { return !isGpu(k); });
+    bool cpu = std::any_of(set.begin(), set.end(), isCpu);
     bool gpu = std::any_of(set.begin(), set.end(), isGpu);
+    // A thread that waits uses no resource: while another thread or the GPU works, that work is
+    // what the instant is; with nothing else, the instant is waiting time.
+    if (cpu || gpu) std::erase(set, kWaiting);
     row.time += c.time;
     if (cpu && gpu)
       row.cpuGpu += c.time;
@@ -602,6 +691,8 @@ void analyzeProcess(std::int64_t pid, std::int64_t tid, ProcessEvents& events,
       row.cpu += c.time;
     else if (gpu)
       row.gpu += c.time;
+    else if (!set.empty())
+      row.waiting += c.time;
     auto names = namesOf(set);
     auto same = std::find_if(row.categories.begin(), row.categories.end(),
                              [&](const auto& s) { return s.set == names; });
@@ -710,7 +801,20 @@ void correctTotal(trace::TraceReader& reader, const OverheadCosts& costs,
     nativeCalls += static_cast<std::int64_t>(e.nativeCalls.size());
     for (const auto& n : e.nativeCalls) nativeInside += startsIn(window, n.start) ? 1 : 0;
   }
-  if (costs.on[0]) set(cost::kAnnotation, ops, static_cast<double>(ops) * costs.perEvent[0]);
+  // The removed time's variance, source by source (events × the cost's standard error).
+  double removedVariance = 0;
+  bool singleRepetition = false;
+  auto uncertain = [&](const char* source, std::int64_t events) {
+    if (const Cost* cost = cal.find(source)) {
+      double u = static_cast<double>(events) * cost->ns.uncertainty();
+      removedVariance += u * u;
+      singleRepetition |= cost->ns.n < 2;
+    }
+  };
+  if (costs.on[0]) {
+    set(cost::kAnnotation, ops, static_cast<double>(ops) * costs.perEvent[0]);
+    uncertain(cost::kAnnotation, ops);
+  }
   if (costs.on[1]) {
     auto t = reader.metaValue(trace::meta::kPythonTransitions);
     std::int64_t n = t ? std::stoll(*t) : 0;
@@ -719,19 +823,35 @@ void correctTotal(trace::TraceReader& reader, const OverheadCosts& costs,
                                      static_cast<double>(nativeCalls))
                       : 0;
     set(cost::kPythonTransition, n, static_cast<double>(n) * costs.perEvent[1]);
+    uncertain(cost::kPythonTransition, n);
   }
-  if (costs.on[2])
+  if (costs.on[2]) {
     set(cost::kCudaApiInterception, calls, static_cast<double>(calls) * costs.perEvent[2]);
+    uncertain(cost::kCudaApiInterception, calls);
+  }
   if (costs.on[3]) set(cost::kCupti, calls, cupti);
   c.uncorrectedTotalNs = static_cast<double>(out.totalNs);
   c.correctedTotalNs = c.uncorrectedTotalNs;
   for (const auto& [name, s] : c.sources) c.correctedTotalNs -= s.removedNs;
   if (window) return;  // the uninstrumented run, and so the bias, are the whole run's
-  c.uninstrumentedNs = cal.uninstrumentedNs.mean;
-  if (c.uninstrumentedNs > 0)
-    c.uninstrumentedNoisePct = 100.0 * cal.uninstrumentedNs.std / c.uninstrumentedNs;
-  if (c.uninstrumentedNs > 0)
-    c.biasPct = 100.0 * (c.correctedTotalNs - c.uninstrumentedNs) / c.uninstrumentedNs;
+  if (c.sources.contains(cost::kProcess))
+    uncertain(cost::kProcess, c.sources[cost::kProcess].events);
+  const Statistic& t0 = cal.uninstrumentedNs;
+  c.uninstrumentedNs = t0.median;
+  if (c.uninstrumentedNs <= 0) return;
+  c.uninstrumentedNoisePct = 100.0 * t0.spread / c.uninstrumentedNs;
+  c.biasPct = 100.0 * (c.correctedTotalNs - c.uninstrumentedNs) / c.uninstrumentedNs;
+  // One profiled run varies as much as one uninstrumented run does (t0.spread); the median it
+  // is compared with, and the costs, have their own standard errors.
+  if (t0.n < 2 || singleRepetition) {  // no spread known: the bias cannot be judged
+    c.biasUncertaintyPct = std::numeric_limits<double>::infinity();
+    return;
+  }
+  double variance = t0.spread * t0.spread + t0.uncertainty() * t0.uncertainty() + removedVariance;
+  c.biasUncertaintyPct = 100.0 * std::sqrt(variance) / c.uninstrumentedNs;
+  c.verdict = *c.biasUncertaintyPct > kBiasTargetPct   ? Correction::Verdict::kTooNoisy
+              : std::abs(*c.biasPct) <= kBiasTargetPct ? Correction::Verdict::kWithinTarget
+                                                       : Correction::Verdict::kOutsideTarget;
 }
 
 TimeNs totalOf(trace::TraceReader& reader) {
@@ -744,6 +864,18 @@ TimeNs totalOf(trace::TraceReader& reader) {
 
 std::int64_t runCorrelation(std::int64_t globalPidOrTid, std::int64_t correlation) {
   return correlation ? (processOf(globalPidOrTid) << 32) | (correlation & 0xffffffff) : 0;
+}
+
+const char* verdictName(Correction::Verdict v) {
+  switch (v) {
+    case Correction::Verdict::kWithinTarget:
+      return "within_target";
+    case Correction::Verdict::kOutsideTarget:
+      return "outside_target";
+    case Correction::Verdict::kTooNoisy:
+      break;
+  }
+  return "too_noisy_to_tell";
 }
 
 bool isGpuWaitCall(std::string_view name) {
@@ -768,6 +900,7 @@ const char* viewName(View v) {
 Breakdown analyzeTrace(trace::TraceReader& reader, const AnalyzeOptions& options) {
   Breakdown out;
   out.totalNs = totalOf(reader);
+  out.sourceFormat = reader.metaValue(trace::meta::kSourceFormat).value_or("rlscope-prof");
   if (options.window) {
     TimeWindow w = *options.window;
     w.end = std::max(w.end, w.start);  // an inverted window is an empty one

@@ -49,7 +49,10 @@ struct OperationBreakdown {
   std::uint64_t instances = 0;
   trace::TimeNs time = 0;                      // all of it, idle time inside the operation included
   trace::TimeNs cpu = 0, gpu = 0, cpuGpu = 0;  // CPU only, GPU only, both at once
-  std::vector<CategorySetTime> categories;     // non-zero only, longest first
+  // Blocked in a waiting call (Category::kWaiting: a sleep, a lock, a pipe) with no CPU or GPU
+  // work of the row's threads at the same time. Not CPU time.
+  trace::TimeNs waiting = 0;
+  std::vector<CategorySetTime> categories;  // non-zero only, longest first
   // GPU time (kernels, memcpys, memsets) launched from inside this operation, wherever it ran.
   trace::TimeNs launchedGpu = 0;
   std::uint64_t launchedGpuActivities = 0;
@@ -78,11 +81,24 @@ struct Correction {
   double uncorrectedTotalNs = 0;          // the profiled command's wall time
   double correctedTotalNs = 0;
   double uninstrumentedNs = 0;  // 0 when the calibration has no uninstrumented run
-  // The uninstrumented runs' standard deviation relative to their mean, in %: a bias smaller
-  // than this run-to-run noise cannot be told from it. 0 with a single run.
+  // The uninstrumented runs' robust spread relative to their median, in %: how much one run of
+  // the command varies, the profiled run included. 0 with a single run.
   double uninstrumentedNoisePct = 0;
   std::optional<double> biasPct;
+  // The bias's standard uncertainty, in %: one run's noise, the uncertainty of the
+  // uninstrumented median and that of the overhead removed (each source's events × its cost's
+  // standard error), combined. Infinity when the calibration had a single repetition.
+  std::optional<double> biasUncertaintyPct;
+  // What the bias says, against the ±kBiasTargetPct target (docs/calibration.md); absent when
+  // the uncertainty is unknown.
+  enum class Verdict { kWithinTarget, kOutsideTarget, kTooNoisy };
+  std::optional<Verdict> verdict;
 };
+
+// The target of the corrected run time against the uninstrumented one, in % either way; a bias
+// whose uncertainty is larger cannot be judged ("too noisy to tell").
+inline constexpr double kBiasTargetPct = 5.0;
+const char* verdictName(Correction::Verdict v);
 
 // A span of the trace's clock, [start, end) ns.
 struct TimeWindow {
@@ -96,6 +112,9 @@ struct Breakdown {
   trace::TimeNs totalNs = 0;  // the command's wall time (rlscope-prof), else the trace's span
   std::optional<Correction> correction;
   std::optional<TimeWindow> window;  // AnalyzeOptions::window when it applied
+  // Who recorded the trace (rlscope_meta.source_format): "rlscope-prof", "kineto", "nsys".
+  // Only rlscope-prof's traces can have their profiler's overhead removed.
+  std::string sourceFormat = "rlscope-prof";
 };
 
 struct AnalyzeOptions {

@@ -1,6 +1,8 @@
 #include "breakdown_output.h"
 
+#include <cmath>
 #include <cstdio>
+#include <limits>
 #include <string>
 
 namespace rlscope::analysis {
@@ -51,6 +53,7 @@ nlohmann::json toJson(const Breakdown& b) {
          {"instances", o.instances},
          {"time_us", us(o.time)},
          {"resources", {{"CPU", us(o.cpu)}, {"GPU", us(o.gpu)}, {"CPU+GPU", us(o.cpuGpu)}}},
+         {"waiting_us", us(o.waiting)},
          {"gpu_bound_us", us(o.gpu + o.cpuGpu)},
          {"launched_gpu_us", us(o.launchedGpu)},
          {"launched_gpu_activities", o.launchedGpuActivities},
@@ -93,7 +96,35 @@ nlohmann::json correctionToJson(const Correction& c) {
     j["uninstrumented_noise_pct"] = c.uninstrumentedNoisePct;
   }
   if (c.biasPct) j["bias_pct"] = *c.biasPct;
+  if (c.biasUncertaintyPct)  // null: a single repetition cannot say
+    j["bias_uncertainty_pct"] = std::isfinite(*c.biasUncertaintyPct)
+                                    ? nlohmann::json(*c.biasUncertaintyPct)
+                                    : nlohmann::json(nullptr);
+  if (c.verdict) j["bias_verdict"] = verdictName(*c.verdict);
   return j;
+}
+
+std::string biasLine(const Correction& c) {
+  if (!c.biasPct) return {};
+  char line[320];
+  double u = c.biasUncertaintyPct.value_or(std::numeric_limits<double>::infinity());
+  if (!std::isfinite(u)) {
+    std::snprintf(line, sizeof line,
+                  "bias %+.1f %% (uncertainty unknown: calibrate with --repetitions 3 or more to "
+                  "tell whether it is within ±%.0f %%)",
+                  *c.biasPct, kBiasTargetPct);
+  } else if (c.verdict == Correction::Verdict::kTooNoisy) {
+    std::snprintf(line, sizeof line,
+                  "bias %+.1f %% ± %.1f %%: the machine was too noisy to tell whether the "
+                  "correction is within ±%.0f %% (one run of the command varies by %.1f %%; "
+                  "calibrate and profile on a quieter machine, or with more --repetitions)",
+                  *c.biasPct, u, kBiasTargetPct, c.uninstrumentedNoisePct);
+  } else {
+    std::snprintf(line, sizeof line, "bias %+.1f %% ± %.1f %% (%s ±%.0f %%)", *c.biasPct, u,
+                  c.verdict == Correction::Verdict::kWithinTarget ? "within" : "outside",
+                  kBiasTargetPct);
+  }
+  return line;
 }
 
 static void writeCorrection(const Correction& c, std::ostream& out) {
@@ -112,11 +143,8 @@ static void writeCorrection(const Correction& c, std::ostream& out) {
                 c.uncorrectedTotalNs / 1e6, c.correctedTotalNs / 1e6);
   out << line;
   if (c.biasPct) {
-    std::snprintf(line, sizeof line,
-                  ", %.3f ms uninstrumented: bias %+.1f%%\n  (the uninstrumented runs vary by "
-                  "%.1f%% from run to run: a smaller bias is within that noise)",
-                  c.uninstrumentedNs / 1e6, *c.biasPct, c.uninstrumentedNoisePct);
-    out << line;
+    std::snprintf(line, sizeof line, ", %.3f ms uninstrumented: ", c.uninstrumentedNs / 1e6);
+    out << line << biasLine(c);
   }
   out << "\n";
   for (const auto& n : c.notes) out << "  note: " << n << "\n";
@@ -163,8 +191,8 @@ void writeTable(const Breakdown& b, std::ostream& out) {
       else
         out << "\nprocess " << o.process << "\n";
       char head[160];
-      std::snprintf(head, sizeof head, "  %-28s %-12s %10s %9s %9s %9s  %s\n", "operation", "phase",
-                    "time ms", "CPU", "GPU", "CPU+GPU", "top category sets");
+      std::snprintf(head, sizeof head, "  %-28s %-12s %10s %9s %9s %9s %9s  %s\n", "operation",
+                    "phase", "time ms", "CPU", "GPU", "CPU+GPU", "waiting", "top category sets");
       out << head;
     }
     std::string top;
@@ -174,21 +202,28 @@ void writeTable(const Breakdown& b, std::ostream& out) {
           (o.categories[i].set.empty() ? std::string("(idle)") : joined(o.categories[i].set, "+")) +
           " " + percent(o.categories[i].time, o.time);
     char line[512];
-    std::snprintf(line, sizeof line, "  %-28.28s %-12.12s %10s %9s %9s %9s  %s\n", o.name.c_str(),
-                  o.phase.c_str(), ms(o.time).c_str(), percent(o.cpu, o.time).c_str(),
-                  percent(o.gpu, o.time).c_str(), percent(o.cpuGpu, o.time).c_str(), top.c_str());
+    std::snprintf(line, sizeof line, "  %-28.28s %-12.12s %10s %9s %9s %9s %9s  %s\n",
+                  o.name.c_str(), o.phase.c_str(), ms(o.time).c_str(),
+                  percent(o.cpu, o.time).c_str(), percent(o.gpu, o.time).c_str(),
+                  percent(o.cpuGpu, o.time).c_str(), percent(o.waiting, o.time).c_str(),
+                  top.c_str());
     out << line;
   }
   out << "\nCPU / GPU / CPU+GPU: share of each operation's time with only CPU categories, only "
          "GPU\n"
-         "ones, or both active (GPU-bound = GPU + CPU+GPU).\n";
+         "ones, or both active (GPU-bound = GPU + CPU+GPU); waiting: blocked in a sleep, lock, "
+         "pipe,\nsocket or select with nothing else running (not CPU time).\n";
   writeLaunchesAndTransitions(b, out);
   if (b.correction) {
     out << "The profiler's overhead is removed from these times.\n";
     writeCorrection(*b.correction, out);
-  } else {
+  } else if (b.sourceFormat == "rlscope-prof") {
     out << "Times are as recorded, the profiler's overhead included (rlscope calibrate, then\n"
            "--calibration, removes it).\n";
+  } else {
+    out << "Times are as " << b.sourceFormat
+        << " recorded them, its profiler's overhead included: only runs\n"
+           "of rlscope-prof can be calibrated and corrected.\n";
   }
 }
 

@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 #include <ostream>
+#include <string>
 
 #include "breakdown.h"
 
@@ -13,6 +14,8 @@ namespace rlscope::analysis {
 nlohmann::json toJson(const Breakdown& b);
 // The "correction" object of the JSON: per source events, cost and time removed; the bias.
 nlohmann::json correctionToJson(const Correction& c);
+// "bias +2.1 % ± 3.0 % (within ±5 %)", or that the machine was too noisy to tell.
+std::string biasLine(const Correction& c);
 void writeTable(const Breakdown& b, std::ostream& out);
 // One row per (operation, category set): process, operation, phase, set, time_us.
 void writeCsv(const Breakdown& b, std::ostream& out);

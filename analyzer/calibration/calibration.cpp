@@ -1,7 +1,9 @@
 #include "calibration.h"
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <limits>
 #include <stdexcept>
 
 #include "rlscope/trace/schema.h"
@@ -10,7 +12,14 @@ namespace rlscope::analysis {
 
 namespace {
 
-constexpr const char* kSchema = "rlscope.calibration/1";
+constexpr const char* kSchema = "rlscope.calibration/2";
+constexpr const char* kSchemaV1 = "rlscope.calibration/1";  // mean and std only
+
+double medianOf(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  std::size_t n = values.size();
+  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
 
 }  // namespace
 
@@ -21,12 +30,25 @@ Statistic statisticOf(const std::vector<double>& values) {
   double sum = 0;
   for (double v : values) sum += v;
   s.mean = sum / static_cast<double>(values.size());
+  s.median = medianOf(values);
   if (values.size() > 1) {
     double squares = 0;
-    for (double v : values) squares += (v - s.mean) * (v - s.mean);
+    std::vector<double> deviations;
+    deviations.reserve(values.size());
+    for (double v : values) {
+      squares += (v - s.mean) * (v - s.mean);
+      deviations.push_back(std::abs(v - s.median));
+    }
     s.std = std::sqrt(squares / static_cast<double>(values.size() - 1));
+    // Normal noise: MAD = 0.6745 σ.
+    s.spread = 1.4826 * medianOf(std::move(deviations));
   }
   return s;
+}
+
+double Statistic::uncertainty() const {
+  // The median's standard error for normal noise is √(π/2) ≈ 1.2533 times the mean's.
+  return n > 1 ? 1.2533 * spread / std::sqrt(static_cast<double>(n)) : 0;
 }
 
 std::int64_t EventCounts::apiCalls() const {
@@ -72,7 +94,35 @@ const Cost* Calibration::find(std::string_view source, std::string_view name) co
 
 double Calibration::costNs(std::string_view source, std::string_view name) const {
   const Cost* c = find(source, name);
-  return c && c->ns.mean > 0 ? c->ns.mean : 0;
+  return c && c->ns.median > 0 ? c->ns.median : 0;
+}
+
+double Calibration::costUncertaintyNs(std::string_view source, std::string_view name) const {
+  const Cost* c = find(source, name);
+  return c ? c->ns.uncertainty() : 0;
+}
+
+double calibrationUncertaintyPct(const Calibration& c, const EventCounts& events) {
+  const Statistic& t0 = c.uninstrumentedNs;
+  if (t0.n < 2 || t0.median <= 0) return std::numeric_limits<double>::infinity();
+  double variance = t0.uncertainty() * t0.uncertainty();
+  auto add = [&](const char* source, std::int64_t n) {
+    if (const Cost* cost = c.find(source); cost && n > 0) {
+      if (cost->ns.n < 2) variance = std::numeric_limits<double>::infinity();
+      double u = static_cast<double>(n) * cost->ns.uncertainty();
+      variance += u * u;
+    }
+  };
+  add(cost::kProcess, events.processes);
+  add(cost::kAnnotation, events.operations);
+  add(cost::kPythonTransition, events.transitions);
+  add(cost::kCudaApiInterception, events.apiCalls());
+  for (const auto& [name, api] : events.apis)
+    if (const Cost* cost = c.find(cost::kCupti, name)) {
+      double u = static_cast<double>(api.calls) * cost->ns.uncertainty();
+      variance += u * u;
+    }
+  return 100.0 * std::sqrt(variance) / t0.median;
 }
 
 namespace {
@@ -127,17 +177,20 @@ void addCost(Calibration& c, const char* source, const std::string& name,
   Cost cost{source, name, statisticOf(deltas)};
   std::string what = std::string(source) + (name.empty() ? "" : " " + name);
   char line[256];
-  if (cost.ns.mean < 0) {
+  if (cost.ns.median < 0) {
     std::snprintf(line, sizeof line,
-                  "the %s cost is negative (%.1f ns ± %.1f over %lld runs): run-to-run noise is "
-                  "larger than the cost; it is taken as 0 (more --repetitions, or a longer run)",
-                  what.c_str(), cost.ns.mean, cost.ns.std, static_cast<long long>(cost.ns.n));
+                  "the %s cost is negative (median %.1f ns ± %.1f over %lld runs): run-to-run "
+                  "noise is larger than the cost; it is taken as 0 (more --repetitions, or a "
+                  "longer run)",
+                  what.c_str(), cost.ns.median, cost.ns.uncertainty(),
+                  static_cast<long long>(cost.ns.n));
     c.warnings.emplace_back(line);
-  } else if (cost.ns.n > 1 && cost.ns.std > 0.5 * cost.ns.mean) {
+  } else if (cost.ns.n > 1 && cost.ns.uncertainty() > 0.5 * cost.ns.median) {
     std::snprintf(line, sizeof line,
-                  "the %s cost is noisy (%.1f ns ± %.1f over %lld runs): more --repetitions, or "
-                  "a longer run, would make it more trustworthy",
-                  what.c_str(), cost.ns.mean, cost.ns.std, static_cast<long long>(cost.ns.n));
+                  "the %s cost is noisy (median %.1f ns ± %.1f over %lld runs): more "
+                  "--repetitions, or a longer run, would make it more trustworthy",
+                  what.c_str(), cost.ns.median, cost.ns.uncertainty(),
+                  static_cast<long long>(cost.ns.n));
     c.warnings.emplace_back(line);
   }
   c.costs.push_back(std::move(cost));
@@ -172,11 +225,18 @@ Calibration computeCalibration(const std::vector<RunMeasurement>& runs) {
 namespace {
 
 nlohmann::json statisticJson(const Statistic& s) {
-  return {{"mean_ns", s.mean}, {"std_ns", s.std}, {"n", s.n}};
+  return {{"median_ns", s.median}, {"uncertainty_ns", s.uncertainty()},
+          {"spread_ns", s.spread}, {"mean_ns", s.mean},
+          {"std_ns", s.std},       {"n", s.n}};
 }
 
+// Version 1 files have the mean and standard deviation only: they stand in for the median and
+// the spread.
 Statistic statisticFrom(const nlohmann::json& j) {
-  return {j.at("mean_ns").get<double>(), j.value("std_ns", 0.0), j.value("n", std::int64_t{0})};
+  Statistic s{j.at("mean_ns").get<double>(), j.value("std_ns", 0.0), j.value("n", std::int64_t{0})};
+  s.median = j.value("median_ns", s.mean);
+  s.spread = j.value("spread_ns", s.std);
+  return s;
 }
 
 }  // namespace
@@ -212,7 +272,7 @@ nlohmann::json calibrationToJson(const Calibration& c) {
 }
 
 Calibration calibrationFromJson(const nlohmann::json& j) {
-  if (!j.is_object() || j.value("schema", "") != kSchema)
+  if (!j.is_object() || (j.value("schema", "") != kSchema && j.value("schema", "") != kSchemaV1))
     throw std::runtime_error(std::string("not an rlscope calibration (expected schema \"") +
                              kSchema + "\")");
   try {
@@ -264,10 +324,11 @@ Calibration readCalibrationFile(const std::filesystem::path& path) {
 
 std::vector<trace::CalibrationRecord> calibrationRecords(const Calibration& c) {
   std::vector<trace::CalibrationRecord> rows;
-  rows.push_back({cost::kUninstrumented, "", c.uninstrumentedNs.mean, c.uninstrumentedNs.std,
-                  c.uninstrumentedNs.n});
-  for (const auto& cost : c.costs)
-    rows.push_back({cost.source, cost.name, cost.ns.mean, cost.ns.std, cost.ns.n});
+  auto row = [](const std::string& source, const std::string& name, const Statistic& s) {
+    return trace::CalibrationRecord{source, name, s.mean, s.std, s.n, s.median, s.spread};
+  };
+  rows.push_back(row(cost::kUninstrumented, "", c.uninstrumentedNs));
+  for (const auto& cost : c.costs) rows.push_back(row(cost.source, cost.name, cost.ns));
   return rows;
 }
 
@@ -275,6 +336,8 @@ Calibration calibrationFromRecords(const std::vector<trace::CalibrationRecord>& 
   Calibration c;
   for (const auto& r : rows) {
     Statistic s{r.meanNs, r.stdNs, r.count};
+    s.median = r.medianNs.value_or(r.meanNs);
+    s.spread = r.spreadNs.value_or(r.stdNs);
     if (r.source == cost::kUninstrumented) {
       c.uninstrumentedNs = s;
       c.repetitions = static_cast<int>(r.count);

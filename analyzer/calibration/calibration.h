@@ -26,10 +26,25 @@ inline constexpr const char* kCupti = "cupti";  // per API call, by API name (`n
 inline constexpr const char* kUninstrumented = "uninstrumented";
 }  // namespace cost
 
+// Repeated measurements of one quantity. Correction uses the median and its uncertainty, which
+// one disturbed run (another program on the machine) cannot drag along as it drags the mean.
 struct Statistic {
+  Statistic() = default;
+  // One value, or an older calibration's mean and standard deviation: they stand in for the
+  // median and the spread.
+  Statistic(double meanValue, double stdValue, std::int64_t count)
+      : mean(meanValue), std(stdValue), n(count), median(meanValue), spread(stdValue) {}
+
   double mean = 0;
   double std = 0;  // sample standard deviation; 0 with one value
   std::int64_t n = 0;
+  double median = 0;
+  // A robust standard deviation: 1.4826 × the median absolute deviation (equal to the standard
+  // deviation for normal noise, unmoved by an outlier); 0 with one value.
+  double spread = 0;
+
+  // The standard error of the median, 1.2533 × spread / √n; 0 with fewer than two values.
+  double uncertainty() const;
 };
 Statistic statisticOf(const std::vector<double>& values);
 
@@ -80,16 +95,24 @@ struct Calibration {
   std::vector<RunMeasurement> runs;   // what the costs were computed from (JSON file only)
 
   const Cost* find(std::string_view source, std::string_view name = {}) const;
-  // The cost per event used for correction: the mean, clamped at 0 (a negative calibration is
-  // noise, RL-Scope's rule); 0 when not calibrated.
+  // The cost per event used for correction: the median over repetitions, clamped at 0 (a
+  // negative calibration is noise, RL-Scope's rule); 0 when not calibrated.
   double costNs(std::string_view source, std::string_view name = {}) const;
+  // The standard error of costNs (0 when not calibrated or clamped to 0 with no spread).
+  double costUncertaintyNs(std::string_view source, std::string_view name = {}) const;
 };
 
 // The costs from the runs: per repetition, Δ wall time ÷ events between a configuration and its
-// baseline (CUPTI: Δ mean API duration per name); mean, std and n over repetitions.
+// baseline (CUPTI: Δ mean API duration per name); their statistics over repetitions.
 Calibration computeCalibration(const std::vector<RunMeasurement>& runs);
 
-// The calibration file (docs/calibration.md): schema "rlscope.calibration/1".
+// How tight the calibration is for a run with `events` (one run's event counts): the standard
+// error of the uninstrumented time and of the overhead it would remove, combined, relative to the
+// uninstrumented time, in %. More repetitions shrink it; `rlscope calibrate --budget` repeats
+// until it is small. Infinity when it cannot be told (fewer than two repetitions).
+double calibrationUncertaintyPct(const Calibration& c, const EventCounts& events);
+
+// The calibration file (docs/calibration.md): schema "rlscope.calibration/2" (/1 is read too).
 nlohmann::json calibrationToJson(const Calibration& c);
 Calibration calibrationFromJson(const nlohmann::json& j);  // throws std::runtime_error
 Calibration readCalibrationFile(const std::filesystem::path& path);

@@ -75,6 +75,8 @@ std::string_view cpuCategoryCat(trace::Category c) {
       return "rlscope.gpu_memcpy";
     case trace::Category::kGpuMemset:
       return "rlscope.gpu_memset";
+    case trace::Category::kWaiting:
+      return "rlscope.waiting";
   }
   return "rlscope.unknown_category";
 }

@@ -302,6 +302,7 @@ Kind classify(std::string_view ph, std::string_view cat, std::optional<Category>
       {"python_function", {Kind::kCpuInterval, Category::kPython}},
       {"rlscope.simulator", {Kind::kCpuInterval, Category::kSimulator}},
       {"rlscope.native", {Kind::kCpuInterval, Category::kNative}},
+      {"rlscope.waiting", {Kind::kCpuInterval, Category::kWaiting}},
       {"rlscope.cuda_api", {Kind::kCpuInterval, Category::kCudaApi}},
       {"user_annotation", {Kind::kOperation, std::nullopt}},
       {"rlscope.phase", {Kind::kPhase, std::nullopt}},

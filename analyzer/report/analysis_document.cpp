@@ -94,6 +94,7 @@ Operation parseOperation(const json& op, std::size_t index) {
   o.cpuUs = optNumber(resources, "CPU").value_or(0);
   o.gpuUs = optNumber(resources, "GPU").value_or(0);
   o.cpuGpuUs = optNumber(resources, "CPU+GPU").value_or(0);
+  o.waitingUs = optNumber(op, "waiting_us").value_or(0);
   o.gpuBoundUs = optNumber(op, "gpu_bound_us").value_or(o.gpuUs + o.cpuGpuUs);
   o.launchedGpuUs = optNumber(op, "launched_gpu_us");
   o.categories = parseCategories(required(op, "categories", where), where);
@@ -147,6 +148,8 @@ Correction parseCorrection(const json& c) {
   out.uninstrumentedTotalUs = optNumber(c, "uninstrumented_total_us");
   out.biasPct = optNumber(c, "bias_pct");
   out.uninstrumentedNoisePct = optNumber(c, "uninstrumented_noise_pct");
+  out.biasUncertaintyPct = optNumber(c, "bias_uncertainty_pct");
+  out.biasVerdict = optString(c, "bias_verdict");
   out.removedUs = numberMap(optObject(c, "removed_us"));
   return out;
 }

@@ -33,6 +33,7 @@ struct Operation {
   std::optional<std::int64_t> instances;
   double timeUs = 0;
   double cpuUs = 0, cpuGpuUs = 0, gpuUs = 0;  // CPU only, both at once, GPU only
+  double waitingUs = 0;                       // blocked, with nothing else running
   double gpuBoundUs = 0;                      // "gpu_bound_us", else GPU + CPU+GPU
   std::optional<double> launchedGpuUs;
   std::vector<CategorySetTime> categories;
@@ -66,7 +67,9 @@ struct Correction {
   std::string calibration;  // empty when absent
   std::optional<double> uncorrectedTotalUs, correctedTotalUs, uninstrumentedTotalUs, biasPct;
   std::optional<double> uninstrumentedNoisePct;  // run-to-run variation of the plain command
-  std::map<std::string, double> removedUs;       // overhead source -> µs; empty when absent
+  std::optional<double> biasUncertaintyPct;      // absent when it cannot be told
+  std::string biasVerdict;  // "within_target", "outside_target", "too_noisy_to_tell" or empty
+  std::map<std::string, double> removedUs;  // overhead source -> µs; empty when absent
 };
 
 // The predictor's what-if of `--target GPU` (schema rlscope.prediction/1, docs/predictor.md):

@@ -112,8 +112,7 @@ std::string header(const Analysis& a) {
   out << " · <span class=\"badge "
       << (a.corrected ? "corrected\">overhead corrected" : "uncorrected\">uncorrected")
       << "</span>";
-  if (a.correction && a.correction->biasPct)
-    out << " · bias " << esc(formatPct(*a.correction->biasPct, true));
+  if (a.correction && a.correction->biasPct) out << " · bias " << esc(biasText(*a.correction));
   out << " · wall time "
       << esc(a.totalUs ? formatDuration(*a.totalUs) : std::string(kNotAvailable));
   auto processes = processesOf(a);
@@ -137,7 +136,7 @@ std::string operationTable(const Analysis& a, std::int64_t process) {
   if (columns.instances) add("Instances", "num");
   add("Time", "num");
   add("% of process", "num pct");
-  for (const char* h : {"CPU only", "CPU+GPU", "GPU only", "GPU-bound", "GPU-bound %"})
+  for (const char* h : {"CPU only", "CPU+GPU", "GPU only", "Waiting", "GPU-bound", "GPU-bound %"})
     add(h, "num");
   if (columns.launchedGpu) add("Launched GPU", "num");
 
@@ -148,7 +147,7 @@ std::string operationTable(const Analysis& a, std::int64_t process) {
     if (columns.instances) row.push_back(op->instances ? std::to_string(*op->instances) : "n/a");
     row.push_back(esc(formatDuration(op->timeUs)));
     row.push_back(formatPercent(op->timeUs, processUs));
-    for (double us : {op->cpuUs, op->cpuGpuUs, op->gpuUs, op->gpuBoundUs})
+    for (double us : {op->cpuUs, op->cpuGpuUs, op->gpuUs, op->waitingUs, op->gpuBoundUs})
       row.push_back(esc(formatDuration(us)));
     row.push_back(formatPercent(op->gpuBoundUs, op->timeUs));
     if (columns.launchedGpu) row.push_back(esc(formatDuration(op->launchedGpuUs)));
@@ -157,6 +156,7 @@ std::string operationTable(const Analysis& a, std::int64_t process) {
     sum.cpuUs += op->cpuUs;
     sum.cpuGpuUs += op->cpuGpuUs;
     sum.gpuUs += op->gpuUs;
+    sum.waitingUs += op->waitingUs;
     sum.gpuBoundUs += op->gpuBoundUs;
   }
   t.footer = {"All operations"};
@@ -164,7 +164,7 @@ std::string operationTable(const Analysis& a, std::int64_t process) {
   if (columns.instances) t.footer.push_back("");
   t.footer.push_back(esc(formatDuration(sum.timeUs)));
   t.footer.push_back(formatPercent(sum.timeUs, processUs));
-  for (double us : {sum.cpuUs, sum.cpuGpuUs, sum.gpuUs, sum.gpuBoundUs})
+  for (double us : {sum.cpuUs, sum.cpuGpuUs, sum.gpuUs, sum.waitingUs, sum.gpuBoundUs})
     t.footer.push_back(esc(formatDuration(us)));
   t.footer.push_back(formatPercent(sum.gpuBoundUs, sum.timeUs));
   if (columns.launchedGpu) t.footer.push_back("");

@@ -50,8 +50,7 @@ std::string header(const Analysis& a) {
   out << "## rlscope report\n\n";
   out << "Trace " << (a.trace.empty() ? std::string(kNotAvailable) : "**" + md(a.trace) + "**")
       << " · " << (a.corrected ? "**overhead corrected**" : "**uncorrected**");
-  if (a.correction && a.correction->biasPct)
-    out << " (bias " << formatPct(*a.correction->biasPct, true) << ")";
+  if (a.correction && a.correction->biasPct) out << " (bias " << biasText(*a.correction) << ")";
   out << " · wall time " << (a.totalUs ? formatDuration(*a.totalUs) : std::string(kNotAvailable));
   auto processes = processesOf(a);
   out << " · " << processes.size() << (processes.size() == 1 ? " process" : " processes") << "\n\n";
@@ -67,32 +66,33 @@ std::string operationTable(const Analysis& a, std::int64_t process) {
     headers.push_back("Phase");
     right.push_back(false);
   }
-  for (const char* h : {"Time", "%", "CPU", "CPU+GPU", "GPU", "GPU-bound %"}) {
+  for (const char* h : {"Time", "%", "CPU", "CPU+GPU", "GPU", "Waiting", "GPU-bound %"}) {
     headers.push_back(h);
     right.push_back(true);
   }
   std::vector<Row> rows;
-  double time = 0, cpu = 0, cpuGpu = 0, gpu = 0, bound = 0;
+  double time = 0, cpu = 0, cpuGpu = 0, gpu = 0, waiting = 0, bound = 0;
   for (const Operation* op : operationsOf(a, process)) {
     Row r = {md(op->name)};
     if (columns.phase) r.push_back(md(op->phase));
     for (const std::string& cell :
          {formatDuration(op->timeUs), formatPercent(op->timeUs, processUs),
           formatDuration(op->cpuUs), formatDuration(op->cpuGpuUs), formatDuration(op->gpuUs),
-          formatPercent(op->gpuBoundUs, op->timeUs)})
+          formatDuration(op->waitingUs), formatPercent(op->gpuBoundUs, op->timeUs)})
       r.push_back(cell);
     rows.push_back(std::move(r));
     time += op->timeUs;
     cpu += op->cpuUs;
     cpuGpu += op->cpuGpuUs;
     gpu += op->gpuUs;
+    waiting += op->waitingUs;
     bound += op->gpuBoundUs;
   }
   Row total = {"**All operations**"};
   if (columns.phase) total.push_back("");
-  for (const std::string& cell :
-       {formatDuration(time), formatPercent(time, processUs), formatDuration(cpu),
-        formatDuration(cpuGpu), formatDuration(gpu), formatPercent(bound, time)})
+  for (const std::string& cell : {formatDuration(time), formatPercent(time, processUs),
+                                  formatDuration(cpu), formatDuration(cpuGpu), formatDuration(gpu),
+                                  formatDuration(waiting), formatPercent(bound, time)})
     total.push_back("**" + cell + "**");
   rows.push_back(std::move(total));
   return table(headers, right, rows);

@@ -133,6 +133,16 @@ std::vector<Item> launchItems(const LaunchStats& launch) {
   };
 }
 
+std::string biasText(const Correction& c) {
+  if (!c.biasPct) return "n/a";
+  std::string text = formatPct(*c.biasPct, true);
+  if (c.biasVerdict == "too_noisy_to_tell")
+    return text + (c.biasUncertaintyPct ? " ± " + formatPct(*c.biasUncertaintyPct) : "") +
+           " (too noisy to tell)";
+  if (!c.biasUncertaintyPct) return text + " (uncertainty unknown)";
+  return text + " ± " + formatPct(*c.biasUncertaintyPct);
+}
+
 std::vector<Item> correctionItems(const Correction& c) {
   std::string removed = "n/a";
   if (c.uncorrectedTotalUs && c.correctedTotalUs)
@@ -145,7 +155,7 @@ std::vector<Item> correctionItems(const Correction& c) {
       {"Corrected total", formatDuration(c.correctedTotalUs)},
       {"Removed", removed},
       {"Uninstrumented run", formatDuration(c.uninstrumentedTotalUs)},
-      {"Bias (corrected vs uninstrumented)", c.biasPct ? formatPct(*c.biasPct, true) : "n/a"},
+      {"Bias (corrected vs uninstrumented)", c.biasPct ? biasText(c) : "n/a"},
       {"Run-to-run noise of the uninstrumented run",
        c.uninstrumentedNoisePct ? formatPct(*c.uninstrumentedNoisePct, false) : "n/a"},
   };

@@ -57,6 +57,8 @@ struct Item {
 };
 std::vector<Item> idleItems(const GpuIdle& idle);
 std::vector<Item> launchItems(const LaunchStats& launch);
+// "+2.1 % ± 3.0 %", "+61.9 % ± 40.0 % (too noisy to tell)", or "n/a".
+std::string biasText(const Correction& correction);
 std::vector<Item> correctionItems(const Correction& correction);
 
 // "Prediction on T4".

@@ -10,13 +10,47 @@ extern char** environ;
 
 namespace rlscope::launch {
 
-std::vector<std::string> injectedEnvironment(const InjectionConfig& config,
-                                             std::vector<std::string>& notes) {
+namespace {
+
+std::map<std::string, std::string> currentEnvironment() {
   std::map<std::string, std::string> env;
   for (char** e = environ; e && *e; ++e) {
     const char* eq = std::strchr(*e, '=');
     if (eq) env[std::string(*e, static_cast<std::size_t>(eq - *e))] = eq + 1;
   }
+  return env;
+}
+
+void prependPythonPath(std::map<std::string, std::string>& env,
+                       const std::filesystem::path& directory) {
+  std::string& path = env["PYTHONPATH"];
+  path = path.empty() ? directory.string() : directory.string() + ":" + path;
+}
+
+std::vector<std::string> entries(const std::map<std::string, std::string>& env) {
+  std::vector<std::string> out;
+  out.reserve(env.size());
+  for (const auto& [k, v] : env) out.push_back(k + "=" + v);
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> plainEnvironment(const std::filesystem::path& pythonDirectory) {
+  auto env = currentEnvironment();
+  if (!pythonDirectory.empty()) prependPythonPath(env, pythonDirectory);
+  return entries(env);
+}
+
+std::filesystem::path pythonPackageDirectory(const std::filesystem::path& libraryDirectory) {
+  std::filesystem::path python = libraryDirectory.parent_path() / "python";
+  std::error_code ec;
+  return std::filesystem::exists(python / "rlscope", ec) ? python : std::filesystem::path();
+}
+
+std::vector<std::string> injectedEnvironment(const InjectionConfig& config,
+                                             std::vector<std::string>& notes) {
+  auto env = currentEnvironment();
   const std::string collector = config.collectorLibrary.string();
 
   // Preloaded so every process of the run, CUDA or not, starts its part at load time.
@@ -55,9 +89,7 @@ std::vector<std::string> injectedEnvironment(const InjectionConfig& config,
   env["RLSCOPE_FEATURES"] = features.empty() ? "none" : features;
 
   if (!config.pythonDirectory.empty()) {
-    std::string& path = env["PYTHONPATH"];
-    path = path.empty() ? config.pythonDirectory.string()
-                        : config.pythonDirectory.string() + ":" + path;
+    prependPythonPath(env, config.pythonDirectory);
     // "+a,b": the package's defaults and a, b; "a,b": only a, b (rlscope/_autostart.py).
     auto modules = [&](const std::vector<std::string>& list) {
       std::string v = config.replaceDefaultModules ? "" : "+";
@@ -70,10 +102,7 @@ std::vector<std::string> injectedEnvironment(const InjectionConfig& config,
   env["RLSCOPE_PART_DIR"] = config.partDir.string();
   env["RLSCOPE_FLUSH_MS"] = std::to_string(config.flushMs);
 
-  std::vector<std::string> out;
-  out.reserve(env.size());
-  for (auto& [k, v] : env) out.push_back(k + "=" + v);
-  return out;
+  return entries(env);
 }
 
 std::filesystem::path libraryDirectory() {

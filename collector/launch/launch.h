@@ -39,6 +39,15 @@ struct InjectionConfig {
 std::vector<std::string> injectedEnvironment(const InjectionConfig& config,
                                              std::vector<std::string>& notes);
 
+// The environment of an uninstrumented run of the same command: the current one, with the rlscope
+// Python package (when built) first on PYTHONPATH, so that a script that imports `rlscope` runs
+// as it does under rlscope-prof (the package is inert there: no collector, no tracking).
+std::vector<std::string> plainEnvironment(const std::filesystem::path& pythonDirectory);
+
+// The rlscope Python package beside the library directory (build/python, or the install's
+// python/), or empty when it was not built.
+std::filesystem::path pythonPackageDirectory(const std::filesystem::path& libraryDirectory);
+
 // How the program ended.
 struct ExitStatus {
   int code = 0;    // the shell's convention: the exit status, or 128 + signal

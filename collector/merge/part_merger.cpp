@@ -542,13 +542,14 @@ class Merger {
   void closeCategorySpan(Part& p, std::uint32_t tid, CategoryFrame& f, std::int64_t end) {
     std::int64_t since = f.since;
     f.since = end;
-    // Category 0: the thread waited (time.sleep, a lock): no CPU category, no row.
-    if (end <= since || f.category == 0) return;
+    if (end <= since) return;
     trace::CpuIntervalRecord r;
     r.start = since;
     r.end = end;
     r.globalTid = globalTid(p, tid);
-    r.category = f.category <= static_cast<std::uint32_t>(trace::Category::kSimulator)
+    // The collector's category 0 (RLSCOPE_CATEGORY_WAITING): the thread was blocked.
+    r.category = f.category == 0 ? trace::Category::kWaiting
+                 : f.category <= static_cast<std::uint32_t>(trace::Category::kSimulator)
                      ? static_cast<trace::Category>(f.category)
                      : trace::Category::kNative;
     if (f.name) {

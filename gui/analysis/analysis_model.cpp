@@ -1,5 +1,7 @@
 #include "analysis_model.h"
 
+#include "breakdown_output.h"
+
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -35,8 +37,9 @@ bool isGpu(Category c) {
 // kernel outranks the copies and memsets running beside it.
 int innermostRank(Category c) {
   static constexpr std::array<Category, trace::kCategoryCount> kOrder = {
-      Category::kCudaApi, Category::kBackend,   Category::kSimulator, Category::kNative,
-      Category::kPython,  Category::kGpuKernel, Category::kGpuMemcpy, Category::kGpuMemset};
+      Category::kCudaApi,   Category::kBackend,   Category::kSimulator,
+      Category::kNative,    Category::kPython,    Category::kWaiting,
+      Category::kGpuKernel, Category::kGpuMemcpy, Category::kGpuMemset};
   return static_cast<int>(std::find(kOrder.begin(), kOrder.end(), c) - kOrder.begin());
 }
 
@@ -50,7 +53,11 @@ BarSegment segmentOf(const analysis::CategorySetTime& set) {
     auto& slot = isGpu(*c) ? gpu : cpu;
     if (!slot || innermostRank(*c) < innermostRank(*slot)) slot = c;
   }
-  if (cpu && gpu)
+  // A waiting thread uses no resource: beside CPU or GPU work, that work is what the instant is.
+  if (cpu == Category::kWaiting && (gpu || set.set.size() > 1)) cpu.reset();
+  if (cpu == Category::kWaiting)
+    s.resource = Resource::kWaiting;
+  else if (cpu && gpu)
     s.resource = Resource::kCpuGpu;
   else if (cpu)
     s.resource = Resource::kCpu;
@@ -75,7 +82,8 @@ OperationRow rowOf(const analysis::OperationBreakdown& o) {
                    .cpu = o.cpu,
                    .cpuGpu = o.cpuGpu,
                    .gpu = o.gpu,
-                   .idle = std::max<TimeNs>(0, o.time - o.cpu - o.cpuGpu - o.gpu),
+                   .waiting = o.waiting,
+                   .idle = std::max<TimeNs>(0, o.time - o.cpu - o.cpuGpu - o.gpu - o.waiting),
                    .launchedGpu = o.launchedGpu};
   std::map<SegmentKey, BarSegment> segments;
   for (const auto& set : o.categories) {
@@ -116,6 +124,7 @@ ResourceTotals totalsOf(const std::vector<OperationRow>& rows) {
     t.cpu += r.cpu;
     t.cpuGpu += r.cpuGpu;
     t.gpu += r.gpu;
+    t.waiting += r.waiting;
     t.idle += r.idle;
   }
   return t;
@@ -194,6 +203,7 @@ CorrectionSummary correctionOf(const analysis::Breakdown& b) {
   s.uncorrectedTotalNs = c.uncorrectedTotalNs;
   s.correctedTotalNs = c.correctedTotalNs;
   s.biasPct = c.biasPct;
+  s.bias = analysis::biasLine(c);
   s.notes = c.notes;
   return s;
 }
@@ -314,6 +324,8 @@ const char* resourceName(Resource r) {
       return "CPU+GPU";
     case Resource::kGpu:
       return "GPU";
+    case Resource::kWaiting:
+      return "waiting";
     case Resource::kIdle:
       break;
   }

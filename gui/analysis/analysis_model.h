@@ -35,8 +35,9 @@ struct AnalysisScope {
 
 // Whose time a bar segment is (docs/analysis.md): CPU only, CPU and GPU at once, GPU only, or
 // nothing running inside the operation.
-enum class Resource { kCpu, kCpuGpu, kGpu, kIdle };
-const char* resourceName(Resource r);  // "CPU", "CPU+GPU", "GPU", "idle"
+// Waiting: a thread blocked in a waiting call (a sleep, a lock, a pipe) and nothing else running.
+enum class Resource { kCpu, kCpuGpu, kGpu, kWaiting, kIdle };
+const char* resourceName(Resource r);  // "CPU", "CPU+GPU", "GPU", "waiting", "idle"
 
 // One segment of an operation's bar. Each instant of the breakdown goes to one category, the
 // innermost layer running then (Python calls the backend or simulator, which calls CUDA): CUDA
@@ -53,7 +54,7 @@ struct OperationRow {
   std::string name, phase;
   std::uint64_t instances = 0;
   bool nested = false;  // operation scope: a descendant of the selected operation
-  trace::TimeNs time = 0, cpu = 0, cpuGpu = 0, gpu = 0, idle = 0;
+  trace::TimeNs time = 0, cpu = 0, cpuGpu = 0, gpu = 0, waiting = 0, idle = 0;
   trace::TimeNs launchedGpu = 0;  // GPU work launched from inside it, wherever it ran
   // CPU, then CPU+GPU, then GPU, then idle; within each, in the categories' order (Python,
   // Backend, ..., GPU memset). Their times add up to `time`.
@@ -73,7 +74,7 @@ struct CategoryRow {
 };
 
 struct ResourceTotals {
-  trace::TimeNs time = 0, cpu = 0, cpuGpu = 0, gpu = 0, idle = 0;
+  trace::TimeNs time = 0, cpu = 0, cpuGpu = 0, gpu = 0, waiting = 0, idle = 0;
   double gpuBoundShare() const;
 };
 
@@ -85,7 +86,8 @@ struct CorrectionSummary {
   // range, the operation's span (by id), the whole run for an operation by name.
   double overheadRemovedNs = 0;
   double uncorrectedTotalNs = 0, correctedTotalNs = 0;
-  std::optional<double> biasPct;   // whole run only, when the calibration has a plain run
+  std::optional<double> biasPct;  // whole run only, when the calibration has a plain run
+  std::string bias;  // with biasPct: "bias +2.1 % ± 3.0 % (within ±5 %)" or too noisy to tell
   std::vector<std::string> notes;  // sources not applied, and why
 };
 

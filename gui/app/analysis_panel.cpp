@@ -54,6 +54,9 @@ QString summaryOf(const AnalysisResult& r) {
           .arg(r.operations.size())
           .arg(100.0 * t.gpuBoundShare(), 0, 'f', 1)
           .arg(duration(static_cast<double>(t.gpu)), duration(static_cast<double>(t.cpuGpu)));
+  if (t.waiting > 0)
+    text += QStringLiteral(" · waiting %1 (blocked, not CPU time)")
+                .arg(duration(static_cast<double>(t.waiting)));
   if (r.concurrentNs > 0)
     text += QStringLiteral(" · %1 of its span went to other threads' operations")
                 .arg(duration(static_cast<double>(r.concurrentNs)));
@@ -78,8 +81,8 @@ QString correctionOf(const AnalysisResult& r) {
     text += QStringLiteral("; %1 as profiled, %2 corrected")
                 .arg(duration(c.uncorrectedTotalNs), duration(c.correctedTotalNs));
     if (c.biasPct)
-      text +=
-          QStringLiteral(" (bias %1 % against the uninstrumented run)").arg(*c.biasPct, 0, 'f', 1);
+      text += QStringLiteral(" (%1, against the uninstrumented run)")
+                  .arg(QString::fromStdString(c.bias));
   }
   return text;
 }

@@ -16,6 +16,7 @@ constexpr std::array<QRgb, kPaletteSize> kColors{
     0xff5fc4b4,  // GPU kernel
     0xfff0d264,  // memcpy
     0xffd6a98c,  // memset
+    0xffdcdcea,  // waiting: paler than any work, darker than idle
 };
 
 }  // namespace

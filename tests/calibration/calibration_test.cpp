@@ -61,6 +61,65 @@ TEST(Calibration, StatisticIsTheMeanAndSampleStandardDeviation) {
   EXPECT_EQ(statisticOf({}).n, 0);
 }
 
+TEST(Calibration, StatisticHasARobustMedianAndSpread) {
+  // One disturbed run of five: the mean moves by 20 %, the median and the spread do not.
+  auto s = statisticOf({100, 102, 98, 101, 200});
+  EXPECT_DOUBLE_EQ(s.median, 101);
+  EXPECT_DOUBLE_EQ(s.mean, 120.2);
+  EXPECT_DOUBLE_EQ(s.spread, 1.4826 * 1);  // deviations 1, 1, 3, 0, 99: their median is 1
+  EXPECT_NEAR(s.uncertainty(), 1.2533 * 1.4826 / std::sqrt(5.0), 1e-12);
+  EXPECT_EQ(statisticOf({3}).uncertainty(), 0);
+  EXPECT_DOUBLE_EQ(statisticOf({1, 2, 3, 4}).median, 2.5);
+}
+
+TEST(Calibration, AnOutlierRunDoesNotMoveTheCostOrTheReference) {
+  // Five repetitions costing 10 ns per operation; in the third, something else ran during the
+  // annotations configuration (+50 000 ns) and during the uninstrumented one (+90 000 ns).
+  std::vector<RunMeasurement> runs;
+  for (int rep = 0; rep < 5; ++rep) {
+    double noise = rep == 2 ? 90'000 : 0;
+    runs.push_back(run("uninstrumented", rep, 1'000'000 + noise));
+    runs.push_back(run("collector", rep, 1'000'100, events(1, 0)));
+    runs.push_back(run("annotations", rep, 1'001'100 + (rep == 2 ? 50'000 : 0), events(1, 100)));
+  }
+  Calibration c = computeCalibration(runs);
+  EXPECT_DOUBLE_EQ(c.costNs(cost::kAnnotation), 10);
+  EXPECT_DOUBLE_EQ(c.uninstrumentedNs.median, 1'000'000);
+  EXPECT_DOUBLE_EQ(c.uninstrumentedNs.spread, 0);
+  EXPECT_GT(c.find(cost::kAnnotation)->ns.mean, 100);  // the mean the old calibration used
+  // Tight: no spread in the typical runs.
+  EXPECT_DOUBLE_EQ(calibrationUncertaintyPct(c, events(1, 100)), 0);
+}
+
+TEST(Calibration, UncertaintyCombinesTheReferenceAndEveryCostTimesItsEvents) {
+  Calibration c;
+  c.uninstrumentedNs = statisticOf({1000, 1010, 990, 1000});  // spread 7.413, n = 4
+  Cost annotation{cost::kAnnotation, "", statisticOf({1, 2, 3, 2})};
+  c.costs.push_back(annotation);
+  double t0 = c.uninstrumentedNs.uncertainty();
+  double ops = 10 * annotation.ns.uncertainty();
+  EXPECT_NEAR(calibrationUncertaintyPct(c, events(1, 10)),
+              100 * std::sqrt(t0 * t0 + ops * ops) / 1000, 1e-9);
+  // A single repetition cannot say how uncertain it is.
+  c.uninstrumentedNs = statisticOf({1000});
+  EXPECT_TRUE(std::isinf(calibrationUncertaintyPct(c, events(1, 10))));
+}
+
+TEST(Calibration, VersionOneFilesAndTracesStillRead) {
+  nlohmann::json v1 = {
+      {"schema", "rlscope.calibration/1"},
+      {"uninstrumented", {{"mean_ns", 2e9}, {"std_ns", 4e7}, {"n", 5}}},
+      {"costs", {{{"source", "annotation"}, {"mean_ns", 180.0}, {"std_ns", 20.0}, {"n", 5}}}}};
+  Calibration c = calibrationFromJson(v1);
+  EXPECT_DOUBLE_EQ(c.costNs(cost::kAnnotation), 180);  // the mean stands in for the median
+  EXPECT_DOUBLE_EQ(c.uninstrumentedNs.spread, 4e7);
+  // Rows of a trace written before the median and spread columns existed.
+  Calibration rows =
+      calibrationFromRecords({{"uninstrumented", "", 2e9, 4e7, 5}, {"annotation", "", 180, 20, 5}});
+  EXPECT_DOUBLE_EQ(rows.costNs(cost::kAnnotation), 180);
+  EXPECT_DOUBLE_EQ(rows.uninstrumentedNs.median, 2e9);
+}
+
 TEST(Calibration, CostsAreDeltasPerEventPairedByRepetition) {
   Calibration c = computeCalibration(twoRepetitions());
   EXPECT_DOUBLE_EQ(c.uninstrumentedNs.mean, 1'500'000);
@@ -115,6 +174,9 @@ TEST(Calibration, FileAndTraceRowsRoundTrip) {
   }
   Calibration rows = calibrationFromRecords(calibrationRecords(c));
   EXPECT_DOUBLE_EQ(rows.uninstrumentedNs.mean, c.uninstrumentedNs.mean);
+  EXPECT_DOUBLE_EQ(rows.uninstrumentedNs.median, c.uninstrumentedNs.median);
+  EXPECT_DOUBLE_EQ(rows.uninstrumentedNs.spread, c.uninstrumentedNs.spread);
+  EXPECT_DOUBLE_EQ(back.uninstrumentedNs.spread, c.uninstrumentedNs.spread);
   EXPECT_DOUBLE_EQ(rows.costNs(cost::kCupti, "cudaLaunchKernel"), 200);
   EXPECT_EQ(rows.costs.size(), c.costs.size());
 }

@@ -35,7 +35,9 @@ TEST(Calibrate, SampleCostsFileAndCorrectedAnalysis) {
   ASSERT_EQ(r.exitCode, 0) << r.err;
   EXPECT_NE(r.err.find("repetition 2 of 2, annotations"), std::string::npos) << r.err;
   auto doc = json::parse(readFile(cal));
-  EXPECT_EQ(doc["schema"], "rlscope.calibration/1");
+  EXPECT_EQ(doc["schema"], "rlscope.calibration/2");
+  EXPECT_TRUE(doc["uninstrumented"].contains("median_ns")) << doc["uninstrumented"].dump();
+  EXPECT_TRUE(doc["uninstrumented"].contains("uncertainty_ns")) << doc["uninstrumented"].dump();
   EXPECT_EQ(doc["repetitions"], 2);
   EXPECT_EQ(doc["uninstrumented"]["n"], 2);
   std::set<std::string> sources;

@@ -23,7 +23,8 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 
 PYTHON, BACKEND, SIMULATOR = 1, 2, 3
-CATEGORY_NAMES = {PYTHON: "Python", BACKEND: "Backend", SIMULATOR: "Simulator"}
+CATEGORY_NAMES = {PYTHON: "Python", BACKEND: "Backend", SIMULATOR: "Simulator"}  # CPU time
+WAITING = 9  # blocked in a waiting call: not CPU time
 
 MS = 1_000_000  # ns
 # The trace clock is the TSC converted to CLOCK_MONOTONIC at merge time: allow this much when
@@ -212,7 +213,7 @@ class Trace:
         previous = {}
         for i in self.intervals():
             assert i.start <= i.end, f"inverted row {i}"
-            assert i.category in CATEGORY_NAMES, f"unexpected category in {i}"
+            assert i.category in CATEGORY_NAMES or i.category == WAITING, f"unexpected {i}"
             p = previous.get(i.tid)
             assert p is None or p.end <= i.start, f"rows overlap on one thread: {p} and {i}"
             previous[i.tid] = i

@@ -1,10 +1,11 @@
 """Python / Backend / Simulator time of controlled workloads (rlscope_cpu_intervals)."""
 
 import json
+import subprocess
 
 import pytest
 
-from conftest import BACKEND, MS, PYTHON, SIMULATOR, pid_of, tid_of
+from conftest import BACKEND, MS, PYTHON, SIMULATOR, WAITING, pid_of, tid_of
 
 pytest.importorskip("numpy")
 
@@ -15,7 +16,7 @@ def ms(ns):
     return f"{ns / MS:.1f} ms"
 
 
-def test_numpy_method_calls_are_backend_python_loops_python_sleep_nothing(run_traced):
+def test_numpy_method_calls_are_backend_python_loops_python_sleep_waiting(run_traced):
     r = run_traced(
         """
         import time, rlscope
@@ -53,7 +54,9 @@ def test_numpy_method_calls_are_backend_python_loops_python_sleep_nothing(run_tr
 
     sleep = t.operation("sleep")
     total = sum(t.category_times(sleep).values())
-    assert total <= 10 * MS, f"{ms(total)} of category time during a 200 ms time.sleep"
+    assert total <= 10 * MS, f"{ms(total)} of CPU category time during a 200 ms time.sleep"
+    waited = t.category_time(WAITING, sleep.tid, sleep.start, sleep.end, name="time.sleep")
+    assert waited >= 195 * MS, f"{ms(waited)} of Waiting (time.sleep) during a 200 ms sleep"
 
     # The process's Backend rows are all numpy's, and its category rows are all on its thread.
     assert all(i.name.startswith("numpy.") for i in t.intervals(BACKEND))
@@ -385,3 +388,50 @@ def test_numpy_ufuncs_dispatchers_and_operators_are_backend(run_traced):
     indexing = t.operation("indexing")
     assert not t.intervals(BACKEND, indexing.tid, indexing.start, indexing.end)
     assert r["transitions"]["indexing"] == 0
+
+
+@pytest.mark.parametrize("start_method", ["fork", "forkserver"])
+def test_a_worker_blocked_on_its_pipe_is_waiting_not_python(run_traced, build, start_method):
+    # The shape of Stable-Baselines3's SubprocVecEnv: workers block in Connection.recv while the
+    # learner trains. Their blocked time is Waiting in the trace and in the analysis, not Python.
+    r = run_traced(
+        f"""
+        import multiprocessing as mp, os, time
+        from workload import busy, report
+
+        def worker(remote):
+            while remote.recv() != "close":
+                busy(0.02)
+                remote.send(os.getpid())
+
+        if __name__ == "__main__":
+            mp.set_start_method("{start_method}")
+            parent, child = mp.Pipe()
+            p = mp.Process(target=worker, args=(child,))
+            p.start()
+            for _ in range(4):
+                parent.send("step")
+                worker_pid = parent.recv()
+                busy(0.1)  # the learner trains
+            parent.send("close")
+            p.join()
+            report(worker=worker_pid)
+        """
+    )
+    t = r.trace
+    t.assert_flat()
+    worker = [tid for tid in t.threads_of(r["worker"])]
+    waited = sum(t.category_time(WAITING, tid) for tid in worker)
+    python = sum(t.category_time(PYTHON, tid) for tid in worker)
+    # 4 × 100 ms of the learner's training, and more while it starts: the worker waits.
+    assert waited >= 350 * MS, f"worker waited {ms(waited)}, Python {ms(python)}"
+    assert python <= 200 * MS, f"worker Python {ms(python)} (4 × 20 ms of work)"
+    assert "posix.read" in {i.name for tid in worker for i in t.intervals(WAITING, tid)}
+
+    analysis = subprocess.run(
+        [str(build.root / "bin" / "rlscope"), "analyze", str(t.path), "--format", "json"],
+        capture_output=True, text=True, check=True,
+    )
+    rows = [o for o in json.loads(analysis.stdout)["operations"] if o["process"] == r["worker"]]
+    assert sum(o["waiting_us"] for o in rows) >= 350_000, rows
+    assert sum(o["resources"]["CPU"] for o in rows) <= 200_000, rows

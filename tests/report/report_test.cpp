@@ -148,6 +148,8 @@ json sampleDocument() {
             {"corrected_total_us", 2405000},
             {"uninstrumented_total_us", 2342000},
             {"bias_pct", 2.7},
+            {"bias_uncertainty_pct", 1.9},
+            {"bias_verdict", "within_target"},
             {"uninstrumented_noise_pct", 1.4},
             {"removed_us",
              {{"annotation", 42000},
@@ -388,13 +390,25 @@ TEST(MarkdownReport, OperationTableHasOneRowPerOperation) {
   auto rows = tableAfter(markdown, "### Time per operation");
   // Header, separator, the operations, the total.
   ASSERT_EQ(rows.size(), doc["operations"].size() + 3);
-  EXPECT_EQ(rows[0], "| Operation | Phase | Time | % | CPU | CPU+GPU | GPU | GPU-bound % |");
+  EXPECT_EQ(rows[0],
+            "| Operation | Phase | Time | % | CPU | CPU+GPU | GPU | Waiting | GPU-bound % |");
   for (const auto& row : rows) EXPECT_EQ(unescapedPipes(row), unescapedPipes(rows[0])) << row;
-  EXPECT_EQ(
-      rows[2].rfind("| simulation | training | 914.00 ms | 38.1% | 912.00 ms | 0 | 0 | 0.0% |", 0),
-      0u)
+  EXPECT_EQ(rows[2].rfind(
+                "| simulation | training | 914.00 ms | 38.1% | 912.00 ms | 0 | 0 | 0 | 0.0% |", 0),
+            0u)
       << rows[2];
   EXPECT_EQ(rows.back().rfind("| **All operations** |", 0), 0u);
+}
+
+TEST(MarkdownReport, ABiasTooNoisyToTellSaysSo) {
+  json doc = sampleDocument();
+  doc["correction"]["bias_pct"] = 61.9;
+  doc["correction"]["bias_uncertainty_pct"] = 40.0;
+  doc["correction"]["bias_verdict"] = "too_noisy_to_tell";
+  std::string markdown = renderMarkdown(doc);
+  EXPECT_NE(markdown.find("(bias +61.9% ± 40.0% (too noisy to tell))"), std::string::npos)
+      << markdown;
+  EXPECT_NE(renderHtml(doc).find("too noisy to tell"), std::string::npos);
 }
 
 TEST(MarkdownReport, EscapesPipesAndMarkup) {
@@ -411,7 +425,9 @@ TEST(MarkdownReport, HasKernelsIdleAndCorrection) {
   EXPECT_EQ(markdown.find("not available"), std::string::npos);
   auto kernels = tableAfter(markdown, "| Kernel |");
   EXPECT_EQ(kernels.size(), 2u + 4u);
-  EXPECT_NE(markdown.find("| Bias (corrected vs uninstrumented) | +2.7% |"), std::string::npos);
+  EXPECT_NE(markdown.find("| Bias (corrected vs uninstrumented) | +2.7% ± 1.9% |"),
+            std::string::npos)
+      << markdown;
   EXPECT_NE(markdown.find("| Run-to-run noise of the uninstrumented run | 1.4% |"),
             std::string::npos)
       << markdown;

@@ -243,11 +243,21 @@ std::vector<ThreadNameRecord> TraceReader::threadNames() {
 
 std::vector<CalibrationRecord> TraceReader::calibration() {
   std::vector<CalibrationRecord> out;
-  auto st = db_->prepare(
-      "SELECT source, name, meanNs, stdNs, count FROM rlscope_calibration ORDER BY rowid");
+  // Traces of rlscope before 0.2 have no medianNs and spreadNs columns.
+  bool robust = db_->prepare(
+                       "SELECT 1 FROM pragma_table_info('rlscope_calibration') "
+                       "WHERE name = 'medianNs'")
+                    .step();
+  auto st = db_->prepare(robust ? "SELECT source, name, meanNs, stdNs, count, medianNs, spreadNs "
+                                  "FROM rlscope_calibration ORDER BY rowid"
+                                : "SELECT source, name, meanNs, stdNs, count "
+                                  "FROM rlscope_calibration ORDER BY rowid");
   while (st.step()) {
-    out.push_back({std::string(st.columnText(0)), std::string(st.columnText(1)), st.columnDouble(2),
-                   st.columnDouble(3), st.columnInt(4)});
+    CalibrationRecord r{std::string(st.columnText(0)), std::string(st.columnText(1)),
+                        st.columnDouble(2), st.columnDouble(3), st.columnInt(4)};
+    if (robust && !st.columnIsNull(5)) r.medianNs = st.columnDouble(5);
+    if (robust && !st.columnIsNull(6)) r.spreadNs = st.columnDouble(6);
+    out.push_back(std::move(r));
   }
   return out;
 }

@@ -6,8 +6,8 @@ namespace rlscope::trace {
 
 namespace {
 constexpr std::array<std::string_view, kCategoryCount> kCategoryNames = {
-    "Python", "Backend",    "Simulator",  "CUDA API",
-    "Native", "GPU kernel", "GPU memcpy", "GPU memset",
+    "Python",     "Backend",    "Simulator",  "CUDA API", "Native",
+    "GPU kernel", "GPU memcpy", "GPU memset", "Waiting",
 };
 }  // namespace
 

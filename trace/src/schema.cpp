@@ -49,7 +49,7 @@ CREATE TABLE rlscope_external_correlation (
   globalPid INTEGER NOT NULL, correlationId INTEGER NOT NULL, externalId INTEGER NOT NULL);
 CREATE TABLE rlscope_calibration (
   source TEXT NOT NULL, name TEXT NOT NULL, meanNs REAL NOT NULL, stdNs REAL NOT NULL,
-  count INTEGER NOT NULL);
+  count INTEGER NOT NULL, medianNs REAL, spreadNs REAL);
 
 CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (
   start INTEGER NOT NULL, end INTEGER NOT NULL, deviceId INTEGER NOT NULL,
@@ -170,8 +170,9 @@ void createSchema(Database& db) {
     auto c = static_cast<Category>(i);
     insert.bind(1, std::int64_t{i});
     insert.bind(2, categoryName(c));
-    insert.bind(3, i >= static_cast<int>(Category::kGpuKernel) ? std::string_view("GPU")
-                                                               : std::string_view("CPU"));
+    insert.bind(3, c == Category::kWaiting                       ? std::string_view("none")
+                   : i >= static_cast<int>(Category::kGpuKernel) ? std::string_view("GPU")
+                                                                 : std::string_view("CPU"));
     insert.run();
   }
 }

@@ -169,7 +169,11 @@ struct TraceWriter::Impl {
                                      table::kExternalCorrelation,
                                      {"globalPid", "correlationId", "externalId"}};
   BatchedInsert calibrations{
-      db, worker, "INSERT", table::kCalibration, {"source", "name", "meanNs", "stdNs", "count"}};
+      db,
+      worker,
+      "INSERT",
+      table::kCalibration,
+      {"source", "name", "meanNs", "stdNs", "count", "medianNs", "spreadNs"}};
   BatchedInsert kernels{db,
                         worker,
                         "INSERT",
@@ -373,6 +377,12 @@ void TraceWriter::addCalibration(const CalibrationRecord& r) {
   ins.set(2, r.meanNs);
   ins.set(3, r.stdNs);
   ins.set(4, r.count);
+  for (auto [column, value] : {std::pair{5, r.medianNs}, std::pair{6, r.spreadNs}}) {
+    if (value)
+      ins.set(column, *value);
+    else
+      ins.setNull(column);
+  }
   impl_->endRow(ins);
 }
 

@@ -8,20 +8,35 @@ import threading
 # Native code of these top-level modules (and their submodules) is Backend / Simulator time.
 DEFAULT_BACKEND_MODULES = ("torch", "tensorflow", "jax", "jaxlib", "numpy")
 DEFAULT_SIMULATOR_MODULES = ("mujoco", "pybullet", "Box2D", "ale_py")
-# Native calls in which a thread waits rather than computes: no CPU category.
+# Native calls in which a thread waits rather than computes: recorded as Waiting, not CPU time.
+# What RL code blocks in: sleeps; lock, condition, event and queue waits (threading and queue
+# end in a lock acquire, multiprocessing's queues in a SemLock and a pipe); pipe reads
+# (multiprocessing.Connection.recv, so SubprocVecEnv workers and their learner); select/poll
+# (Connection.poll, subprocess.communicate, selectors); process waits; socket receives.
 WAITING_FUNCTIONS = (
     "time.sleep",
     "select.select",
     "select.poll.poll",
     "select.epoll.poll",
     "_thread.lock.acquire",
+    "_thread.lock.acquire_lock",
     "_thread.RLock.acquire",
     "posix.waitpid",
+    "posix.waitid",
     "posix.wait",
+    "posix.wait3",
     "posix.wait4",
     "posix.read",
+    "posix.readv",
+    "signal.pause",
+    "signal.sigwait",
+    "signal.sigtimedwait",
+    "signal.sigwaitinfo",
     "_socket.socket.recv",
     "_socket.socket.recv_into",
+    "_socket.socket.recvfrom",
+    "_socket.socket.recvfrom_into",
+    "_socket.socket.recvmsg",
     "_socket.socket.accept",
     "_queue.SimpleQueue.get",
     "_multiprocessing.SemLock.acquire",

@@ -27,8 +27,11 @@ enum class Category : int {
   kGpuKernel = 6,
   kGpuMemcpy = 7,
   kGpuMemset = 8,
+  // The thread is blocked (a sleep, a lock, a pipe or socket read, select/poll, waitpid): no CPU
+  // time. Recorded for the waiting calls Python tracking knows (docs/python.md).
+  kWaiting = 9,
 };
-inline constexpr int kCategoryCount = 8;
+inline constexpr int kCategoryCount = 9;
 std::string_view categoryName(Category c);
 std::optional<Category> categoryFromName(std::string_view name);
 
@@ -134,6 +137,9 @@ struct CalibrationRecord {
   double meanNs = 0;
   double stdNs = 0;
   std::int64_t count = 0;
+  // The median and the robust spread (1.4826 × MAD) over the repetitions; absent in traces
+  // written before rlscope 0.2, whose calibrations had only the mean and standard deviation.
+  std::optional<double> medianNs, spreadNs;
 };
 
 // --- Nsight-Systems-compatible tables -----------------------------------------------------------
