@@ -53,9 +53,11 @@ cmake --build build --target rlscope rlscope-prof rlscope_sample_cpu_training -j
 
 step "[3/7] calibrating and profiling the sample with rlscope-prof: REINFORCE on CartPole"
 # --calibrate first measures what profiling costs per event (uninstrumented and partly
-# instrumented runs), so that the analysis can remove the profiler's own overhead.
-build/bin/rlscope-prof --calibrate --repetitions 3 -o "$out/sample_prof.sqlite" -- \
-  build/bin/rlscope_sample_cpu_training --iterations 2000 --seed 1
+# instrumented runs), so that the analysis can remove the profiler's own overhead. A run of
+# about a second, repeated until the calibration is tight or a minute has passed: on a busy
+# machine the analysis then says that it was too noisy to tell rather than print a bias.
+build/bin/rlscope-prof --calibrate --repetitions 3 --calibration-budget 60 \
+  -o "$out/sample_prof.sqlite" -- build/bin/rlscope_sample_cpu_training --iterations 8000 --seed 1
 echo
 "$rlscope" info "$out/sample_prof.sqlite"
 echo
