@@ -155,6 +155,7 @@ struct CategoryFrame {
   std::uint32_t category = 0;
   std::uint64_t name = 0;
   std::int64_t since = 0;
+  bool transition = true;  // a Python <-> native transition (not the collector's own wait span)
 };
 
 struct ThreadInfo {
@@ -520,9 +521,14 @@ class Merger {
     touchThread(p, tid, c.time);
     seen(p, c.time);
     auto& stack = p.categoryStacks[tid];
+    bool nativeWait = c.flags & part::kCategoryPushNativeWait;
+    std::uint64_t name = c.name;
+    // libc's read inside Python's posix.read: the wait keeps the name of the call Python made.
+    if (nativeWait && !stack.empty() && stack.back().category == c.category)
+      name = stack.back().name;
     if (!stack.empty()) closeCategorySpan(p, tid, stack.back(), c.time);
-    stack.push_back({c.category, c.name, c.time});
-    ++transitions_;
+    stack.push_back({c.category, name, c.time, !nativeWait});
+    if (!nativeWait) ++transitions_;
   }
 
   void categoryPop(Part& p, std::uint32_t tid, std::int64_t time) {
@@ -533,9 +539,9 @@ class Merger {
       return;
     }
     closeCategorySpan(p, tid, stack.back(), time);
+    if (stack.back().transition) ++transitions_;
     stack.pop_back();
     if (!stack.empty()) stack.back().since = time;
-    ++transitions_;
   }
 
   // Writes what `f` ran from f.since to `end` (nothing when empty).

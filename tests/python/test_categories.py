@@ -280,9 +280,12 @@ def test_transition_count_matches_the_calls(run_traced):
     recorded = int(t.meta("python_transitions"))
     assert r["t2"] <= recorded <= r["t2"] + 10, (recorded, r.results)
     assert len(t.intervals(SIMULATOR, name="rlscope_fake_simulator.step")) == 1000
-    # Each transition starts at most one row: a thread has at most transitions + 1 rows.
+    # Each transition starts at most one row: a thread has at most transitions + 1 rows, and two
+    # more for each blocking libc call the collector saw (its Waiting row, and the row resumed
+    # after it), which is not a transition.
     threads = {i.tid for i in t.intervals()}
-    assert len(t.intervals()) <= recorded + len(threads)
+    native_waits = [i for i in t.intervals(WAITING) if "." not in (i.name or "")]
+    assert len(t.intervals()) <= recorded + len(threads) + 2 * len(native_waits)
 
 
 def test_no_python_records_operations_but_no_categories(run_traced, build):
@@ -435,3 +438,27 @@ def test_a_worker_blocked_on_its_pipe_is_waiting_not_python(run_traced, build, s
     rows = [o for o in json.loads(analysis.stdout)["operations"] if o["process"] == r["worker"]]
     assert sum(o["waiting_us"] for o in rows) >= 350_000, rows
     assert sum(o["resources"]["CPU"] for o in rows) <= 200_000, rows
+
+
+def test_native_waits_python_cannot_see_are_waiting(run_traced):
+    # A pipe read inside _io's readline (no waiting call Python makes: the profile function and
+    # sys.monitoring see only the readline) blocks in libc's read, which the collector times.
+    r = run_traced(
+        """
+        import os, threading, time, rlscope
+        from workload import report
+        r, w = os.pipe()
+        threading.Thread(target=lambda: (time.sleep(0.3), os.write(w, b"go\\n"))).start()
+        with rlscope.operation("read_pipe"):
+            with open(r, "rb") as f:
+                line = f.readline()
+        report(line=line.decode())
+        """
+    )
+    t = r.trace
+    t.assert_flat()
+    op = t.operation("read_pipe")
+    waited = t.category_time(WAITING, op.tid, op.start, op.end)
+    python = t.category_time(PYTHON, op.tid, op.start, op.end)
+    assert waited >= 250 * MS, f"waited {ms(waited)}, Python {ms(python)} in a 300 ms pipe read"
+    assert python <= 30 * MS, f"Python {ms(python)} while blocked in a pipe read"

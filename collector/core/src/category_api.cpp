@@ -33,8 +33,10 @@ extern "C" RLSCOPE_COLLECTOR_API std::uint64_t rlscope_collector_register_name(c
 
 extern "C" RLSCOPE_COLLECTOR_API void rlscope_collector_category_push(std::uint32_t category,
                                                                       std::uint64_t name) {
-  if (ThreadBuffer* b = threadBuffer())
+  if (ThreadBuffer* b = threadBuffer()) {
+    t_tracksCategories = true;  // its native waits are Waiting from now on (wait_hooks.cpp)
     record(b, part::RecordType::kCategoryPush, part::CategoryPush{now(), category, 0, name});
+  }
 }
 
 extern "C" RLSCOPE_COLLECTOR_API void rlscope_collector_category_pop(void) {

@@ -33,6 +33,10 @@ inline void record(ThreadBuffer* b, part::RecordType type, const P& payload,
   b->publish(n);
 }
 
+// Whether the calling thread's CPU categories are tracked (it pushed one): its blocking libc calls
+// are then recorded as Waiting spans (wait_hooks.cpp).
+extern thread_local bool t_tracksCategories __attribute__((tls_model("initial-exec")));
+
 // Exec (exec_hooks.cpp): finishes this process's part before its image is replaced (false when
 // the collector does not run in this process, a vfork child's case, or has finished already);
 // after a failed exec, a new part continues the process.

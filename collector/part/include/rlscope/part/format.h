@@ -187,9 +187,12 @@ static_assert(sizeof(NvtxRangeEnd) == 16);
 struct CategoryPush {
   std::int64_t time;
   std::uint32_t category;
-  std::uint32_t reserved;
+  std::uint32_t flags;  // kCategoryPush* bits
   std::uint64_t name;
 };
+// The push is the collector's own record of a blocking libc call (a Waiting span), not a Python
+// <-> native transition: calibration does not price it.
+inline constexpr std::uint32_t kCategoryPushNativeWait = 1;
 static_assert(sizeof(CategoryPush) == 24);
 
 struct NvtxHandleName {
