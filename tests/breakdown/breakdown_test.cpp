@@ -24,12 +24,6 @@ using testing::addOperation;
 using testing::addProcess;
 using trace::Category;
 
-const OperationBreakdown& find(const Breakdown& b, const std::string& name) {
-  for (const auto& o : b.operations)
-    if (o.name == name) return o;
-  throw std::runtime_error("no operation " + name);
-}
-
 TEST(Breakdown, OperationsResourcesAndCategorySetsAreExact) {
   testing::TempDir dir;
   trace::TraceReader reader(writeStepTrace(dir, {.trainingPhase = true}));

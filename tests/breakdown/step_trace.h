@@ -3,6 +3,7 @@
 #pragma once
 
 #include <filesystem>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -46,6 +47,19 @@ inline std::filesystem::path writeStepTrace(const testing::TempDir& dir,
   if (options.trainingPhase) w.addPhase({0, 100, trace::globalPidOf(kPid), w.intern("training")});
   w.commit();
   return path;
+}
+
+// The breakdown row of the operation `name` (the first, in a view with several), or nullptr.
+inline const OperationBreakdown* findOperation(const Breakdown& b, const std::string& name) {
+  for (const auto& o : b.operations)
+    if (o.name == name) return &o;
+  return nullptr;
+}
+
+// The same row, which must be there.
+inline const OperationBreakdown& find(const Breakdown& b, const std::string& name) {
+  if (const OperationBreakdown* o = findOperation(b, name)) return *o;
+  throw std::runtime_error("no operation " + name);
 }
 
 // The time of an operation's category set ({"Python", "Backend"}, ...); 0 when it has none.

@@ -28,12 +28,6 @@ constexpr std::int64_t kProc = 7;
 const std::int64_t kThread = trace::globalTidOf(kProc, 7);
 const std::int64_t kOther = trace::globalTidOf(kProc, 8);
 
-const OperationBreakdown& row(const Breakdown& b, const std::string& name) {
-  for (const auto& o : b.operations)
-    if (o.name == name) return o;
-  throw std::runtime_error("no operation " + name);
-}
-
 TEST(Waiting, ABlockedThreadIsWaitingNotCpuAndGivesWayToOtherWork) {
   testing::TempDir dir;
   auto path = dir / "waiting.sqlite";
@@ -53,7 +47,7 @@ TEST(Waiting, ABlockedThreadIsWaitingNotCpuAndGivesWayToOtherWork) {
   }
   trace::TraceReader reader(path);
   Breakdown b = analyzeTrace(reader);
-  const auto& step = row(b, "step");
+  const auto& step = find(b, "step");
   EXPECT_EQ(step.time, 400);
   EXPECT_EQ(step.cpu, 200 + 30);
   EXPECT_EQ(step.gpu, 50);
@@ -100,7 +94,7 @@ TEST(ImportedTraces, NestedRowsCountTheInnermostAndPythonIsInferredWithoutStacks
     SCOPED_TRACE(withStack ? "with_stack" : "without stacks");
     trace::TraceReader reader(writeKinetoShaped(dir, withStack));
     Breakdown b = analyzeTrace(reader);
-    const auto& step = row(b, "ProfilerStep#3");
+    const auto& step = find(b, "ProfilerStep#3");
     EXPECT_EQ(step.time, 100);
     // Between the operators the interpreter runs: Python, not idle, and never under an operator.
     EXPECT_EQ(setTime(step, {"Python"}), 10 + 20 + 40);

@@ -25,12 +25,6 @@ using testing::addOperation;
 using testing::addProcess;
 using trace::Category;
 
-const OperationBreakdown* find(const Breakdown& b, const std::string& name) {
-  for (const auto& o : b.operations)
-    if (o.name == name) return &o;
-  return nullptr;
-}
-
 Breakdown analyzeWindow(const std::filesystem::path& path, trace::TimeNs t0, trace::TimeNs t1) {
   trace::TraceReader reader(path);
   AnalyzeOptions options;
@@ -67,13 +61,14 @@ TEST(Window, IntervalsAreClippedAndOperationsOutsideLeftOut) {
   Breakdown b = analyzeWindow(writeStepTrace(dir, {.correlation = 7}), 0, 50);
   ASSERT_TRUE(b.window.has_value());
   EXPECT_EQ(b.totalNs, 50);
-  ASSERT_NE(find(b, "inference"), nullptr);
-  EXPECT_EQ(find(b, "inference")->time, 30);
-  EXPECT_EQ(setTime(*find(b, "inference"), {"Backend", "Python"}), 20);
-  ASSERT_NE(find(b, "step"), nullptr);
-  EXPECT_EQ(find(b, "step")->time, 50 - 30);  // [0, 10) and [40, 50)
-  EXPECT_EQ(find(b, "backprop"), nullptr);
-  EXPECT_EQ(find(b, kUnannotatedName), nullptr);  // the worker's Backend is after the window
+  ASSERT_NE(findOperation(b, "inference"), nullptr);
+  EXPECT_EQ(findOperation(b, "inference")->time, 30);
+  EXPECT_EQ(setTime(*findOperation(b, "inference"), {"Backend", "Python"}), 20);
+  ASSERT_NE(findOperation(b, "step"), nullptr);
+  EXPECT_EQ(findOperation(b, "step")->time, 50 - 30);  // [0, 10) and [40, 50)
+  EXPECT_EQ(findOperation(b, "backprop"), nullptr);
+  EXPECT_EQ(findOperation(b, kUnannotatedName),
+            nullptr);  // the worker's Backend is after the window
 }
 
 TEST(Window, GpuTimeIsClippedAndLaunchesCountWhereTheyStart) {
@@ -82,7 +77,7 @@ TEST(Window, GpuTimeIsClippedAndLaunchesCountWhereTheyStart) {
   // [60, 100): the launch [60, 62) is inside, so the kernel it launched counts whole.
   Breakdown b = analyzeWindow(path, 60, 100);
   EXPECT_EQ(b.totalNs, 40);
-  const auto* backprop = find(b, "backprop");
+  const auto* backprop = findOperation(b, "backprop");
   ASSERT_NE(backprop, nullptr);
   EXPECT_EQ(backprop->time, 30);
   EXPECT_EQ(backprop->instances, 1u);
@@ -94,12 +89,12 @@ TEST(Window, GpuTimeIsClippedAndLaunchesCountWhereTheyStart) {
   EXPECT_EQ(backprop->cpuGpu, 19);
   EXPECT_EQ(backprop->launchedGpu, 19);
   EXPECT_EQ(backprop->transitions.toCudaApi, 1u);
-  EXPECT_EQ(find(b, "step")->time, 10);
-  EXPECT_EQ(find(b, "inference"), nullptr);
+  EXPECT_EQ(findOperation(b, "step")->time, 10);
+  EXPECT_EQ(findOperation(b, "inference"), nullptr);
 
   // [70, 100): the kernel runs [70, 80) inside, but was launched before: wall time, no launch.
   b = analyzeWindow(path, 70, 100);
-  backprop = find(b, "backprop");
+  backprop = findOperation(b, "backprop");
   ASSERT_NE(backprop, nullptr);
   EXPECT_EQ(backprop->cpuGpu, 10);
   EXPECT_EQ(backprop->launchedGpu, 0);
@@ -109,7 +104,7 @@ TEST(Window, GpuTimeIsClippedAndLaunchesCountWhereTheyStart) {
 
   // [55, 62): the launch is inside, the kernel mostly after it: launched whole, run clipped.
   b = analyzeWindow(path, 55, 62);
-  backprop = find(b, "backprop");
+  backprop = findOperation(b, "backprop");
   ASSERT_NE(backprop, nullptr);
   EXPECT_EQ(backprop->launchedGpu, 19);
   EXPECT_EQ(backprop->cpuGpu, 1);
@@ -131,9 +126,9 @@ TEST(Window, ClippedOperationsKeepTheirOwnership) {
     w.commit();
   }
   Breakdown b = analyzeWindow(path, 30, 80);
-  ASSERT_NE(find(b, "simulate"), nullptr);
-  EXPECT_EQ(find(b, "simulate")->time, 30);
-  EXPECT_EQ(find(b, "train")->time, 20);
+  ASSERT_NE(findOperation(b, "simulate"), nullptr);
+  EXPECT_EQ(findOperation(b, "simulate")->time, 30);
+  EXPECT_EQ(findOperation(b, "train")->time, 20);
 }
 
 TEST(Window, EmptyOrInvertedWindowsHaveNothing) {
@@ -181,7 +176,7 @@ TEST(Window, CorrectionCountsTheEventsInside) {
   Breakdown b = analyze(0, 500);
   ASSERT_TRUE(b.correction.has_value());
   const Correction& c = *b.correction;
-  EXPECT_EQ(find(b, "update")->time, 500 - 100 - 50 - 5);
+  EXPECT_EQ(findOperation(b, "update")->time, 500 - 100 - 50 - 5);
   EXPECT_EQ(c.sources.at(cost::kAnnotation).events, 1);
   EXPECT_EQ(c.sources.at(cost::kAnnotation).breakdownNs, 100);
   EXPECT_EQ(c.sources.at(cost::kPythonTransition).events, 2);  // the one call, in and out
@@ -196,7 +191,7 @@ TEST(Window, CorrectionCountsTheEventsInside) {
   // [500, 1000): no event starts inside; the transition after the call still costs the CPU time
   // under it, which leaves the kernel as GPU-only time.
   b = analyze(500, 1000);
-  const auto* update = find(b, "update");
+  const auto* update = findOperation(b, "update");
   ASSERT_NE(update, nullptr);
   EXPECT_EQ(update->time, 500);
   EXPECT_EQ(setTime(*update, {"Backend", "GPU kernel", "Python"}), 100);
