@@ -3,7 +3,26 @@
 # (numpy, pytest and nvtx for the Python package's tests and sample; gymnasium[mujoco] for the
 # sample's Hopper environment, when PyPI can be reached). Idempotent: installs only what is missing, and
 # does nothing (no apt-get update, no pip) when everything is already there.
+#
+#   scripts/setup.sh            the build and test dependencies
+#   scripts/setup.sh --bench    also torch, stable-baselines3 and gymnasium[mujoco] in .venv, for
+#                               the validation suite of real RL workloads (bench/validation/)
 set -euo pipefail
+
+bench=0
+for arg in "$@"; do
+  case "$arg" in
+    --bench) bench=1 ;;
+    -h | --help)
+      sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed -e '/^set -euo/d' -e 's/^# \{0,1\}//'
+      exit 0
+      ;;
+    *)
+      echo "setup: unknown option '$arg' (usage: scripts/setup.sh [--bench])" >&2
+      exit 2
+      ;;
+  esac
+done
 
 packages=(
   build-essential cmake ninja-build pkg-config git
@@ -40,9 +59,32 @@ setup_python() {
     echo "setup: note: gymnasium[mujoco] not installed; the Python sample uses its numpy environment" >&2
 }
 
+# --bench: the packages of bench/validation/'s workloads (Stable-Baselines3 on torch, MuJoCo).
+setup_bench() {
+  [ "$bench" -eq 1 ] || return 0
+  local root venv
+  root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+  venv="$root/.venv"
+  if [ ! -x "$venv/bin/python3" ]; then
+    echo "setup: error: --bench needs the Python environment .venv, which could not be made" >&2
+    exit 1
+  fi
+  if "$venv/bin/python3" -c "import torch, stable_baselines3, gymnasium, mujoco" 2>/dev/null; then
+    echo "setup: benchmark packages (torch, stable-baselines3, gymnasium[mujoco]) present"
+    return 0
+  fi
+  echo "setup: installing torch, stable-baselines3 and gymnasium[mujoco] into .venv (large download)"
+  "$venv/bin/python3" -m pip install -q --disable-pip-version-check torch stable-baselines3 \
+    "gymnasium[mujoco]" || {
+    echo "setup: error: pip could not install the benchmark packages" >&2
+    exit 1
+  }
+}
+
 if [ ${#missing[@]} -eq 0 ]; then
   echo "setup: all ${#packages[@]} packages present"
   setup_python
+  setup_bench
   exit 0
 fi
 
@@ -58,3 +100,4 @@ export DEBIAN_FRONTEND=noninteractive
 "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 echo "setup: done"
 setup_python
+setup_bench

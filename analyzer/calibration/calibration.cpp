@@ -136,18 +136,44 @@ std::map<int, const RunMeasurement*> runsOf(const std::vector<RunMeasurement>& r
   return out;
 }
 
-// Δ wall time ÷ events, per repetition that both configurations have and that saw events.
+using EventsOf = std::int64_t (*)(const EventCounts&);
+std::int64_t processesOf(const EventCounts& e) {
+  return e.processes;
+}
+std::int64_t operationsOf(const EventCounts& e) {
+  return e.operations;
+}
+std::int64_t transitionsOf(const EventCounts& e) {
+  return e.transitions;
+}
+std::int64_t apiCallsOf(const EventCounts& e) {
+  return e.apiCalls();
+}
+
+// A cost already priced, as correction will use it (clamped at 0), and the events it is per.
+struct Priced {
+  double ns = 0;
+  EventsOf events = nullptr;
+};
+
+// Per repetition that has an uninstrumented run and saw events: the configuration's wall time
+// less the uninstrumented one and less what the costs priced before it cost this run (its own
+// counts of their events, at their clamped prices), ÷ its events. The costs telescope from the
+// uninstrumented run, as correction applies them: when noise makes a lower step negative (the
+// collector run faster than the plain one) and correction takes it as 0, the step above is
+// measured from where correction stands, not from the fast run, so the noise is not removed
+// twice.
 std::vector<double> perEventDeltas(const std::vector<RunMeasurement>& runs, std::string_view config,
-                                   std::string_view baseline,
-                                   std::int64_t (*events)(const EventCounts&)) {
+                                   EventsOf events, const std::vector<Priced>& below) {
   std::vector<double> deltas;
-  auto with = runsOf(runs, config);
-  auto without = runsOf(runs, baseline);
-  for (const auto& [rep, run] : with) {
-    auto base = without.find(rep);
+  auto plain = runsOf(runs, "uninstrumented");
+  for (const auto& [rep, run] : runsOf(runs, config)) {
+    auto base = plain.find(rep);
     std::int64_t n = events(run->events);
-    if (base == without.end() || n <= 0) continue;
-    deltas.push_back((run->elapsedNs - base->second->elapsedNs) / static_cast<double>(n));
+    if (base == plain.end() || n <= 0) continue;
+    double delta = run->elapsedNs - base->second->elapsedNs;
+    for (const auto& p : below) delta -= static_cast<double>(p.events(run->events)) * p.ns;
+    deltas.push_back(delta / static_cast<double>(n));
   }
   return deltas;
 }
@@ -206,18 +232,16 @@ Calibration computeCalibration(const std::vector<RunMeasurement>& runs) {
   c.uninstrumentedNs = statisticOf(plain);
   for (const auto& r : runs) c.repetitions = std::max(c.repetitions, r.repetition + 1);
 
-  addCost(c, cost::kProcess, "",
-          perEventDeltas(runs, "collector", "uninstrumented",
-                         [](const EventCounts& e) { return e.processes; }));
-  addCost(c, cost::kAnnotation, "",
-          perEventDeltas(runs, "annotations", "collector",
-                         [](const EventCounts& e) { return e.operations; }));
+  // Each configuration adds one feature to its baseline (calibrationConfigs); its cost is what
+  // the run paid beyond the uninstrumented one and the features below it.
+  addCost(c, cost::kProcess, "", perEventDeltas(runs, "collector", processesOf, {}));
+  Priced process{c.costNs(cost::kProcess), processesOf};
+  addCost(c, cost::kAnnotation, "", perEventDeltas(runs, "annotations", operationsOf, {process}));
+  Priced annotation{c.costNs(cost::kAnnotation), operationsOf};
   addCost(c, cost::kPythonTransition, "",
-          perEventDeltas(runs, "python", "annotations",
-                         [](const EventCounts& e) { return e.transitions; }));
+          perEventDeltas(runs, "python", transitionsOf, {process, annotation}));
   addCost(c, cost::kCudaApiInterception, "",
-          perEventDeltas(runs, "cuda_api", "annotations",
-                         [](const EventCounts& e) { return e.apiCalls(); }));
+          perEventDeltas(runs, "cuda_api", apiCallsOf, {process, annotation}));
   for (const auto& [name, deltas] : cuptiDeltas(runs)) addCost(c, cost::kCupti, name, deltas);
   return c;
 }

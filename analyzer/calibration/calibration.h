@@ -72,7 +72,7 @@ EventCounts countEvents(trace::TraceReader& reader);
 // on one more feature than the one it is compared with (`baseline`).
 struct CalibrationConfig {
   const char* name;
-  const char* baseline;  // the configuration its time difference is taken against; "" for none
+  const char* baseline;  // the configuration it adds one feature to; "" for none
   bool profiled;         // false: the plain command, no rlscope-prof at all
   bool nvtx, python, cudaApi, gpuActivity;
   bool needsGpu;  // skipped when no GPU is usable
@@ -102,8 +102,10 @@ struct Calibration {
   double costUncertaintyNs(std::string_view source, std::string_view name = {}) const;
 };
 
-// The costs from the runs: per repetition, Δ wall time ÷ events between a configuration and its
-// baseline (CUPTI: Δ mean API duration per name); their statistics over repetitions.
+// The costs from the runs: per repetition, a configuration's wall time less the uninstrumented
+// run's and less the costs below it (at their clamped prices, times the run's own events), ÷
+// its events (CUPTI: Δ mean API duration per name against cuda_api); their statistics over
+// repetitions. The costs telescope as correction applies them.
 Calibration computeCalibration(const std::vector<RunMeasurement>& runs);
 
 // How tight the calibration is for a run with `events` (one run's event counts): the standard
