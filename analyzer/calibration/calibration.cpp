@@ -40,8 +40,10 @@ Statistic statisticOf(const std::vector<double>& values) {
       deviations.push_back(std::abs(v - s.median));
     }
     s.std = std::sqrt(squares / static_cast<double>(values.size() - 1));
-    // Normal noise: MAD = 0.6745 σ.
-    s.spread = 1.4826 * medianOf(std::move(deviations));
+    // Normal noise: MAD = 0.6745 σ. Below five values the MAD says too little (of three, one
+    // deviation is the median's own 0 and the MAD is the smaller of the other two): the standard
+    // deviation stands in, larger rather than falsely tight.
+    s.spread = values.size() < 5 ? s.std : 1.4826 * medianOf(std::move(deviations));
   }
   return s;
 }

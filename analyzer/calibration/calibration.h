@@ -40,7 +40,8 @@ struct Statistic {
   std::int64_t n = 0;
   double median = 0;
   // A robust standard deviation: 1.4826 × the median absolute deviation (equal to the standard
-  // deviation for normal noise, unmoved by an outlier); 0 with one value.
+  // deviation for normal noise, unmoved by an outlier) from five values on; below five, the
+  // standard deviation; 0 with one value.
   double spread = 0;
 
   // The standard error of the median, 1.2533 × spread / √n; 0 with fewer than two values.

@@ -69,6 +69,9 @@ TEST(Calibration, StatisticHasARobustMedianAndSpread) {
   EXPECT_DOUBLE_EQ(s.spread, 1.4826 * 1);  // deviations 1, 1, 3, 0, 99: their median is 1
   EXPECT_NEAR(s.uncertainty(), 1.2533 * 1.4826 / std::sqrt(5.0), 1e-12);
   EXPECT_EQ(statisticOf({3}).uncertainty(), 0);
+  // Of three, the MAD would be the smaller of two deviations (here 0.1): too tight to trust.
+  auto three = statisticOf({100, 100.1, 110});
+  EXPECT_DOUBLE_EQ(three.spread, three.std);
   EXPECT_DOUBLE_EQ(statisticOf({1, 2, 3, 4}).median, 2.5);
 }
 
