@@ -747,8 +747,7 @@ OverheadCosts overheadCosts(trace::TraceReader& reader, const AnalyzeOptions& op
       // Only worth saying where such events are in the trace: CUDA costs on a machine without
       // a GPU are not calibrated, and a CPU-only trace has nothing to pay them; a native
       // program has no Python transitions.
-      bool noTransitions =
-          reader.metaValue(trace::meta::kPythonTransitions).value_or("0") == "0";
+      bool noTransitions = reader.metaValue(trace::meta::kPythonTransitions).value_or("0") == "0";
       if (i == 0 || (i == 1 && !noTransitions) || (i > 1 && !gpuUnavailable))
         correction.notes.push_back(std::string(source) +
                                    ": not calibrated, so its overhead stays in the times");

@@ -25,7 +25,8 @@
 #define MAX_DEPTH 256
 
 static struct {
-  const char* name; /* the annotation's string (a literal in the sample: compared by pointer first) */
+  const char*
+      name; /* the annotation's string (a literal in the sample: compared by pointer first) */
   int64_t ns;
 } g_names[MAX_NAMES];
 static int g_nameCount;
