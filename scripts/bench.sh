@@ -3,13 +3,16 @@
 # table of the figures. Raw results: out/bench/<program>.json (Google Benchmark JSON).
 #   scripts/bench.sh                               every benchmark
 #   scripts/bench.sh --benchmark_filter=AddKernel  arguments go to every bench_* program
+#   RLSCOPE_BENCH_VALIDATION=1 scripts/bench.sh    also the correction's validation on real RL
+#                                                  workloads (bench/validation/, ~25 min; needs
+#                                                  scripts/setup.sh --bench)
 # Numbers from a shared or busy machine are noisy: compare runs made on the same machine.
 set -euo pipefail
 # shellcheck source=scripts/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 if [[ "${1:-}" == "-h" || "${1:-}" == "--help" ]]; then
-  sed -n '2,6s/^# \{0,1\}//p' "$0"
+  sed -n '2,9s/^# \{0,1\}//p' "$0"
   exit 0
 fi
 
@@ -101,6 +104,15 @@ if [[ -d "$dir/python/rlscope" && -x "$python" ]] && "$python" -c "import numpy"
 fi
 python3 bench/correction/correction_bias.py --build "$dir" "${bias_python[@]}" |
   tee "$out/correction_bias.txt"
+
+# Per operation on Stable-Baselines3 workloads (bench/validation/validate.py): opt-in, it is long.
+if [[ "${RLSCOPE_BENCH_VALIDATION:-0}" == 1 ]]; then
+  step "overhead correction: validation on real RL workloads (bench/validation/)"
+  "$python" bench/validation/validate.py --build "$dir" --markdown "$out/validation.md" \
+    --json "$out/validation.json"
+else
+  echo "bench.sh: the validation on real RL workloads is skipped (RLSCOPE_BENCH_VALIDATION=1 runs it)"
+fi
 
 echo
 echo "bench.sh: ${#programs[@]} program(s) in $(elapsed "$start") s; JSON in $out/"
