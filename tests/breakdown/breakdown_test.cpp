@@ -8,6 +8,7 @@
 
 #include "breakdown_output.h"
 #include "rlscope/trace/global_id.h"
+#include "rlscope/trace/schema.h"
 #include "rlscope/trace/writer.h"
 #include "step_trace.h"
 #include "support/run_command.h"
@@ -145,6 +146,35 @@ TEST(Correction, OnlyFeaturesTheTraceRecordedAreCorrected) {
     noted |= n.find("python_transition: not applied, python was off") != std::string::npos;
   EXPECT_TRUE(noted);
   EXPECT_DOUBLE_EQ(b.correction->correctedTotalNs, 2000 - 10 - 100 - 5);
+}
+
+TEST(Correction, AnUncalibratedPythonCostIsNotedOnlyWhereTheTraceHasTransitions) {
+  // A native program profiled with Python tracking on (the default) has no transitions: a
+  // calibration without a Python cost leaves nothing in its times, and says nothing of it.
+  auto notes = [](const std::filesystem::path& path) {
+    trace::TraceReader reader(path);
+    Calibration cal;
+    cal.uninstrumentedNs = {1700, 0, 1};
+    cal.costs = {{cost::kAnnotation, "", {100, 0, 1}}};
+    Breakdown b = analyzeTrace(reader, {.calibration = &cal});
+    std::string all;
+    for (const auto& n : b.correction->notes) all += n;
+    return all;
+  };
+  const char* features = R"({"nvtx": true, "python": true, "cuda_api": false})";
+  testing::TempDir dir;
+  EXPECT_NE(notes(testing::writeCorrectableTrace(dir, features)).find("python_transition"),
+            std::string::npos);  // 2 transitions
+  auto native = dir / "native.sqlite";
+  {
+    trace::TraceWriter w(native);
+    w.setMeta(trace::meta::kFeatures, features);
+    w.setMeta(trace::meta::kCommandElapsedNs, "2000");
+    addProcess(w, kPid);
+    addOperation(w, 1, 0, 1000, "update", trace::globalTidOf(kPid, kPid));
+    w.commit();
+  }
+  EXPECT_EQ(notes(native).find("python_transition"), std::string::npos) << notes(native);
 }
 
 TEST(Correction, ATraceRlscopeProfDidNotRecordIsRefused) {
