@@ -120,6 +120,31 @@ analysis::EventCounts eventsOf(const std::vector<analysis::RunMeasurement>& runs
   return most;
 }
 
+// After repetition `rep` of a calibration with a time budget: whether to stop, because the
+// calibration is tight or another repetition would overrun the budget (said in one line).
+bool enoughRepetitions(const std::vector<analysis::RunMeasurement>& runs, int rep,
+                       double secondsAfterNext, double budgetSeconds,
+                       const std::function<void(const std::string&)>& say) {
+  double uncertainty =
+      analysis::calibrationUncertaintyPct(analysis::computeCalibration(runs), eventsOf(runs, rep));
+  char line[192];
+  // Two runs' spread is itself too uncertain to call anything tight.
+  if (uncertainty <= kTightCalibrationPct && rep + 1 >= 3) {
+    std::snprintf(line, sizeof line,
+                  "calibration tight after %d repetitions (uncertainty %.2f %% of the run)",
+                  rep + 1, uncertainty);
+  } else if (secondsAfterNext > budgetSeconds || rep + 1 == kMaxRepetitions) {
+    std::snprintf(line, sizeof line,
+                  "calibration budget spent after %d repetitions (uncertainty %.2f %% of the run; "
+                  "tight is %.0f %%)",
+                  rep + 1, uncertainty, kTightCalibrationPct);
+  } else {
+    return false;
+  }
+  say(line);
+  return true;
+}
+
 void printCosts(const analysis::Calibration& cal,
                 const std::function<void(const std::string&)>& say) {
   char line[256];
@@ -238,26 +263,9 @@ std::optional<analysis::Calibration> calibrateCommand(
     }
     if (rep + 1 < base.repetitions) continue;
     if (!budgeted) break;
-    double uncertainty = analysis::calibrationUncertaintyPct(analysis::computeCalibration(runs),
-                                                             eventsOf(runs, rep));
-    char line[192];
-    if (uncertainty <= kTightCalibrationPct) {
-      std::snprintf(line, sizeof line,
-                    "calibration tight after %d repetitions (uncertainty %.2f %% of the run)",
-                    rep + 1, uncertainty);
-      say(line);
-      break;
-    }
     // Another repetition takes about as long as this one did.
-    if (secondsSince(started) + secondsSince(repetitionStarted) > base.calibrationBudgetSeconds ||
-        rep + 1 == kMaxRepetitions) {
-      std::snprintf(line, sizeof line,
-                    "calibration budget spent after %d repetitions (uncertainty %.2f %% of the "
-                    "run; tight is %.0f %%)",
-                    rep + 1, uncertainty, kTightCalibrationPct);
-      say(line);
-      break;
-    }
+    double secondsAfterNext = secondsSince(started) + secondsSince(repetitionStarted);
+    if (enoughRepetitions(runs, rep, secondsAfterNext, base.calibrationBudgetSeconds, say)) break;
   }
 
   analysis::Calibration cal = analysis::computeCalibration(runs);
