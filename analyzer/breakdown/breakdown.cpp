@@ -96,9 +96,9 @@ struct CpuRowsShape {
   bool inferPython = false;
 };
 
-CpuRowsShape cpuRowsShape(trace::TraceReader& reader) {
-  auto source = reader.metaValue(trace::meta::kSourceFormat).value_or("rlscope-prof");
-  return {source != "rlscope-prof", source == "kineto"};
+// `sourceFormat`: rlscope_meta.source_format (Breakdown::sourceFormat).
+CpuRowsShape cpuRowsShape(std::string_view sourceFormat) {
+  return {sourceFormat != "rlscope-prof", sourceFormat == "kineto"};
 }
 
 using trace::scan;  // the big tables are read column by column (rlscope/trace/scan.h)
@@ -293,10 +293,11 @@ CudaReadState readCudaAndOperations(trace::TraceReader& reader, View view, Group
 // its own GroupBuilder; nothing is shared between them until the join. The merge then gives each
 // group exactly the vectors a sequential read (CPU intervals first) would: the CPU thread's
 // categories followed by the others', and the vectors only one side fills moved as they are.
-std::map<std::int64_t, ProcessEvents> readEvents(trace::TraceReader& reader, View view) {
+std::map<std::int64_t, ProcessEvents> readEvents(trace::TraceReader& reader, View view,
+                                                 std::string_view sourceFormat) {
   GroupBuilder cpu(view);
   std::exception_ptr cpuError;
-  const CpuRowsShape shape = cpuRowsShape(reader);
+  const CpuRowsShape shape = cpuRowsShape(sourceFormat);
   auto readCpu = [&cpu, &cpuError, mayNest = shape.mayNest, path = reader.db().path()] {
     try {
       trace::Database db(path, trace::Database::Mode::kReadOnlyUntrusted);
@@ -731,6 +732,7 @@ OverheadCosts overheadCosts(trace::TraceReader& reader, const AnalyzeOptions& op
   const std::array<const char*, 4> feature = {"nvtx", "python", "cuda_api", "gpu_activity"};
   bool gpuUnavailable =
       reader.metaValue(trace::meta::kGpuActivity).value_or("").starts_with("unavailable");
+  bool hasTransitions = reader.metaValue(trace::meta::kPythonTransitions).value_or("0") != "0";
   for (std::size_t i = 0; i < kOverheadSources.size(); ++i) {
     const char* source = kOverheadSources[i];
     bool calibrated = i == 3 ? std::any_of(cal.costs.begin(), cal.costs.end(),
@@ -747,8 +749,7 @@ OverheadCosts overheadCosts(trace::TraceReader& reader, const AnalyzeOptions& op
       // Only worth saying where such events are in the trace: CUDA costs on a machine without
       // a GPU are not calibrated, and a CPU-only trace has nothing to pay them; a native
       // program has no Python transitions.
-      bool noTransitions = reader.metaValue(trace::meta::kPythonTransitions).value_or("0") == "0";
-      if (i == 0 || (i == 1 && !noTransitions) || (i > 1 && !gpuUnavailable))
+      if (i == 0 || (i == 1 && hasTransitions) || (i > 1 && !gpuUnavailable))
         correction.notes.push_back(std::string(source) +
                                    ": not calibrated, so its overhead stays in the times");
       continue;
@@ -785,37 +786,33 @@ void correctTotal(trace::TraceReader& reader, const OverheadCosts& costs,
     }
   }
   std::int64_t ops = 0, calls = 0, nativeCalls = 0, nativeInside = 0;
-  double cupti = 0;
+  bool cudaCosts = costs.on[2] || costs.on[3];
+  std::unordered_map<trace::StringId, std::int64_t> callsByName;  // with CUDA costs to remove
   for (const auto& [key, e] : groups) {
-    if (!window) {
+    if (!window)
       ops += static_cast<std::int64_t>(e.operations.size());
-      calls += static_cast<std::int64_t>(e.apiCalls.size());
-      if (costs.on[3])
-        for (const auto& call : e.apiCalls) cupti += costs.cuptiNs(reader.string(call.nameId));
-      continue;
-    }
-    for (const auto& op : e.operations) ops += startsIn(window, op.start) ? 1 : 0;
+    else
+      for (const auto& op : e.operations) ops += startsIn(window, op.start) ? 1 : 0;
     for (const auto& call : e.apiCalls) {
       if (!startsIn(window, call.start)) continue;
       ++calls;
-      if (costs.on[3]) cupti += costs.cuptiNs(reader.string(call.nameId));
+      if (cudaCosts) ++callsByName[call.nameId];
     }
+    if (!window) continue;
     nativeCalls += static_cast<std::int64_t>(e.nativeCalls.size());
     for (const auto& n : e.nativeCalls) nativeInside += startsIn(window, n.start) ? 1 : 0;
   }
-  // The removed time's variance, source by source (events × the cost's standard error).
-  double removedVariance = 0;
-  bool singleRepetition = false;
-  auto uncertain = [&](const char* source, std::int64_t events) {
-    if (const Cost* cost = cal.find(source)) {
-      double u = static_cast<double>(events) * cost->ns.uncertainty();
-      removedVariance += u * u;
-      singleRepetition |= cost->ns.n < 2;
-    }
-  };
+  // The events correction removes a cost for, as the calibration counts them: their variance.
+  EventCounts removed;
+  for (const auto& [nameId, n] : callsByName)
+    removed.apis[std::string(reader.string(nameId))].calls += n;
+  double cupti = 0;
+  if (costs.on[3])
+    for (const auto& [name, api] : removed.apis)
+      cupti += static_cast<double>(api.calls) * costs.cuptiNs(name);
   if (costs.on[0]) {
     set(cost::kAnnotation, ops, static_cast<double>(ops) * costs.perEvent[0]);
-    uncertain(cost::kAnnotation, ops);
+    removed.operations = ops;
   }
   if (costs.on[1]) {
     auto t = reader.metaValue(trace::meta::kPythonTransitions);
@@ -825,19 +822,16 @@ void correctTotal(trace::TraceReader& reader, const OverheadCosts& costs,
                                      static_cast<double>(nativeCalls))
                       : 0;
     set(cost::kPythonTransition, n, static_cast<double>(n) * costs.perEvent[1]);
-    uncertain(cost::kPythonTransition, n);
+    removed.transitions = n;
   }
-  if (costs.on[2]) {
+  if (costs.on[2])
     set(cost::kCudaApiInterception, calls, static_cast<double>(calls) * costs.perEvent[2]);
-    uncertain(cost::kCudaApiInterception, calls);
-  }
   if (costs.on[3]) set(cost::kCupti, calls, cupti);
   c.uncorrectedTotalNs = static_cast<double>(out.totalNs);
   c.correctedTotalNs = c.uncorrectedTotalNs;
   for (const auto& [name, s] : c.sources) c.correctedTotalNs -= s.removedNs;
   if (window) return;  // the uninstrumented run, and so the bias, are the whole run's
-  if (c.sources.contains(cost::kProcess))
-    uncertain(cost::kProcess, c.sources[cost::kProcess].events);
+  if (c.sources.contains(cost::kProcess)) removed.processes = c.sources[cost::kProcess].events;
   const Statistic& t0 = cal.uninstrumentedNs;
   c.uninstrumentedNs = t0.median;
   if (c.uninstrumentedNs <= 0) return;
@@ -845,7 +839,8 @@ void correctTotal(trace::TraceReader& reader, const OverheadCosts& costs,
   c.biasPct = 100.0 * (c.correctedTotalNs - c.uninstrumentedNs) / c.uninstrumentedNs;
   // One profiled run varies as much as one uninstrumented run does (t0.spread); the median it
   // is compared with, and the costs, have their own standard errors.
-  if (t0.n < 2 || singleRepetition) {  // no spread known: the bias cannot be judged
+  double removedVariance = removedVarianceNs2(cal, removed);
+  if (t0.n < 2 || std::isinf(removedVariance)) {  // no spread known: the bias cannot be judged
     c.biasUncertaintyPct = std::numeric_limits<double>::infinity();
     return;
   }
@@ -922,7 +917,7 @@ Breakdown analyzeTrace(trace::TraceReader& reader, const AnalyzeOptions& options
     costs = overheadCosts(reader, options, *out.correction);
   }
   out.view = options.view;
-  auto groups = readEvents(reader, options.view);
+  auto groups = readEvents(reader, options.view, out.sourceFormat);
   if (costs) correctTotal(reader, *costs, groups, window, out);
   for (auto& [key, events] : groups) {
     // The group's process and thread: a pid, a globalTid, or the whole run.

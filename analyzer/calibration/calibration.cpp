@@ -99,31 +99,27 @@ double Calibration::costNs(std::string_view source, std::string_view name) const
   return c && c->ns.median > 0 ? c->ns.median : 0;
 }
 
-double Calibration::costUncertaintyNs(std::string_view source, std::string_view name) const {
-  const Cost* c = find(source, name);
-  return c ? c->ns.uncertainty() : 0;
-}
-
-double calibrationUncertaintyPct(const Calibration& c, const EventCounts& events) {
-  const Statistic& t0 = c.uninstrumentedNs;
-  if (t0.n < 2 || t0.median <= 0) return std::numeric_limits<double>::infinity();
-  double variance = t0.uncertainty() * t0.uncertainty();
-  auto add = [&](const char* source, std::int64_t n) {
-    if (const Cost* cost = c.find(source); cost && n > 0) {
+double removedVarianceNs2(const Calibration& c, const EventCounts& events) {
+  double variance = 0;
+  auto add = [&](const char* source, const std::string& name, std::int64_t n) {
+    if (const Cost* cost = c.find(source, name); cost && n > 0) {
       if (cost->ns.n < 2) variance = std::numeric_limits<double>::infinity();
       double u = static_cast<double>(n) * cost->ns.uncertainty();
       variance += u * u;
     }
   };
-  add(cost::kProcess, events.processes);
-  add(cost::kAnnotation, events.operations);
-  add(cost::kPythonTransition, events.transitions);
-  add(cost::kCudaApiInterception, events.apiCalls());
-  for (const auto& [name, api] : events.apis)
-    if (const Cost* cost = c.find(cost::kCupti, name)) {
-      double u = static_cast<double>(api.calls) * cost->ns.uncertainty();
-      variance += u * u;
-    }
+  add(cost::kProcess, "", events.processes);
+  add(cost::kAnnotation, "", events.operations);
+  add(cost::kPythonTransition, "", events.transitions);
+  add(cost::kCudaApiInterception, "", events.apiCalls());
+  for (const auto& [name, api] : events.apis) add(cost::kCupti, name, api.calls);
+  return variance;
+}
+
+double calibrationUncertaintyPct(const Calibration& c, const EventCounts& events) {
+  const Statistic& t0 = c.uninstrumentedNs;
+  if (t0.n < 2 || t0.median <= 0) return std::numeric_limits<double>::infinity();
+  double variance = t0.uncertainty() * t0.uncertainty() + removedVarianceNs2(c, events);
   return 100.0 * std::sqrt(variance) / t0.median;
 }
 

@@ -99,8 +99,6 @@ struct Calibration {
   // The cost per event used for correction: the median over repetitions, clamped at 0 (a
   // negative calibration is noise, RL-Scope's rule); 0 when not calibrated.
   double costNs(std::string_view source, std::string_view name = {}) const;
-  // The standard error of costNs (0 when not calibrated or clamped to 0 with no spread).
-  double costUncertaintyNs(std::string_view source, std::string_view name = {}) const;
 };
 
 // The costs from the runs: per repetition, a configuration's wall time less the uninstrumented
@@ -108,6 +106,11 @@ struct Calibration {
 // its events (CUPTI: Δ mean API duration per name against cuda_api); their statistics over
 // repetitions. The costs telescope as correction applies them.
 Calibration computeCalibration(const std::vector<RunMeasurement>& runs);
+
+// The variance (ns²) of the overhead correction removes from a run with `events`: per calibrated
+// source, (its events × its cost's standard error)², CUPTI per API name. Infinity when a cost that
+// applies to some event comes from a single repetition.
+double removedVarianceNs2(const Calibration& c, const EventCounts& events);
 
 // How tight the calibration is for a run with `events` (one run's event counts): the standard
 // error of the uninstrumented time and of the overhead it would remove, combined, relative to the

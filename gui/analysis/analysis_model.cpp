@@ -53,8 +53,7 @@ BarSegment segmentOf(const analysis::CategorySetTime& set) {
     auto& slot = isGpu(*c) ? gpu : cpu;
     if (!slot || innermostRank(*c) < innermostRank(*slot)) slot = c;
   }
-  // A waiting thread uses no resource: beside CPU or GPU work, that work is what the instant is.
-  if (cpu == Category::kWaiting && (gpu || set.set.size() > 1)) cpu.reset();
+  // The analyzer leaves Waiting in a set only when nothing else ran (analysis::analyzeTrace).
   if (cpu == Category::kWaiting)
     s.resource = Resource::kWaiting;
   else if (cpu && gpu)
