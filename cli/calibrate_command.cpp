@@ -74,6 +74,7 @@ std::optional<analysis::RunMeasurement> runProfiled(const analysis::CalibrationC
   o.calibration.clear();
   o.noNvtx = !config.nvtx;
   o.noPython = !config.python;
+  o.pythonEventsOnly = config.python && !config.pythonTransitions;
   o.noCudaApi = !config.cudaApi;
   o.noGpuActivity = !config.gpuActivity;
   o.output = (scratch / (std::string(config.name) + ".sqlite")).string();
@@ -99,6 +100,8 @@ std::optional<analysis::RunMeasurement> runProfiled(const analysis::CalibrationC
 std::string nothingToPrice(const analysis::CalibrationConfig& config,
                            const analysis::RunMeasurement& m) {
   std::string name = config.name;
+  if (name == "python_events" && m.events.pythonEvents == 0)
+    return "the Python tracker saw no events (Python cost not calibrated)";
   if (name == "python" && m.events.transitions == 0)
     return "no Python <-> native transitions were tracked (Python cost not calibrated)";
   if (name == "cuda_api" && m.events.apiCalls() == 0)
@@ -115,6 +118,7 @@ analysis::EventCounts eventsOf(const std::vector<analysis::RunMeasurement>& runs
     most.processes = std::max(most.processes, r.events.processes);
     most.operations = std::max(most.operations, r.events.operations);
     most.transitions = std::max(most.transitions, r.events.transitions);
+    most.pythonEvents = std::max(most.pythonEvents, r.events.pythonEvents);
     if (r.events.apiCalls() > most.apiCalls()) most.apis = r.events.apis;
   }
   return most;

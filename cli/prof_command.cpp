@@ -187,6 +187,7 @@ int runProf(const ProfOptions& options, std::vector<std::string> command, ProfOu
     config.backendModules = modules.backend;
     config.simulatorModules = modules.simulator;
     config.replaceDefaultModules = modules.replaceDefaults;
+    config.pythonEventsOnly = o.pythonEventsOnly;
   }
 
   merge::MergeOptions mergeOptions;

@@ -22,6 +22,7 @@ struct ProfOptions {
   bool noGpuActivity = false;
   bool noNvtx = false;
   bool noPython = false;
+  bool pythonEventsOnly = false;  // calibration only: InjectionConfig::pythonEventsOnly
   std::string backendModules, simulatorModules, pythonConfig;
   int flushMs = 100;
   double waitDescendantsSeconds = 5;

@@ -46,8 +46,17 @@ bool isCpu(std::uint32_t category) {
 // Overhead intervals are categories of their own in the sweep, numbered from here, one per
 // source in this order.
 constexpr std::uint32_t kOverheadBase = 1000;
-const std::array<const char*, 4> kOverheadSources = {cost::kAnnotation, cost::kPythonTransition,
-                                                     cost::kCudaApiInterception, cost::kCupti};
+const std::array<const char*, 5> kOverheadSources = {cost::kAnnotation, cost::kPythonTransition,
+                                                     cost::kCudaApiInterception, cost::kCupti,
+                                                     cost::kPythonEvent};
+// The overhead sources by their index in kOverheadSources.
+enum OverheadSource : std::size_t {
+  kAnnotationSource,
+  kTransitionSource,
+  kInterceptionSource,
+  kCuptiSource,
+  kPythonEventSource,
+};
 bool isOverhead(std::uint32_t category) {
   return category >= kOverheadBase;
 }
@@ -70,6 +79,12 @@ struct NativeCall {  // a Backend or Simulator interval: one call from Python
   Category category = Category::kBackend;
 };
 
+struct PythonEventSpan {  // a CPU interval in which the Python tracker handled events
+  std::int64_t globalTid = 0;
+  TimeNs start = 0, end = 0;
+  std::int64_t events = 0;
+};
+
 // Everything of one process the analysis needs.
 struct ProcessEvents {
   std::vector<CategoryInterval> categories;
@@ -78,6 +93,7 @@ struct ProcessEvents {
   std::vector<ApiCall> apiCalls;
   std::vector<GpuActivity> gpu;
   std::vector<NativeCall> nativeCalls;
+  std::vector<PythonEventSpan> pythonEventSpans;
   // CUPTI correlation id -> the operation that launched it, as the collector recorded it.
   std::unordered_map<std::int64_t, std::int64_t> launchedBy;
   std::unordered_set<std::int64_t> classifiedThreads;  // threads with CPU category intervals
@@ -152,7 +168,10 @@ class GroupBuilder {
 // may nest are kept per thread (ProcessEvents::nestedByThread) for readEvents to flatten.
 void readCpuIntervals(trace::Database& db, GroupBuilder& b, bool mayNest) {
   std::int64_t lastTid = -1;
-  scan(db, trace::table::kCpuIntervals, "start, end, globalTid, category",
+  // Traces from before the column, and imported ones, have no Python event counts.
+  bool events = !mayNest && db.hasColumn(trace::table::kCpuIntervals, "pythonEvents");
+  scan(db, trace::table::kCpuIntervals,
+       events ? "start, end, globalTid, category, pythonEvents" : "start, end, globalTid, category",
        [&](trace::Statement& st) {
          TimeNs start = st.columnInt(0), end = st.columnInt(1);
          std::int64_t tid = st.columnInt(2);
@@ -171,6 +190,9 @@ void readCpuIntervals(trace::Database& db, GroupBuilder& b, bool mayNest) {
          }
          if (category == Category::kBackend || category == Category::kSimulator)
            e->nativeCalls.push_back({tid, start, end, category});
+         if (events)
+           if (std::int64_t n = st.columnInt(4); n > 0)
+             e->pythonEventSpans.push_back({tid, start, end, n});
        });
 }
 
@@ -335,6 +357,7 @@ std::map<std::int64_t, ProcessEvents> readEvents(trace::TraceReader& reader, Vie
     }
     e.categories = std::move(c.categories);
     e.nativeCalls = std::move(c.nativeCalls);
+    e.pythonEventSpans = std::move(c.pythonEventSpans);
     e.classifiedThreads = std::move(c.classifiedThreads);
   }
   // Phases belong to a process: each of its groups (all its threads, in the thread view).
@@ -428,40 +451,106 @@ std::vector<std::string> namesOf(const std::vector<std::uint32_t>& set) {
 
 // Which overhead sources apply to this trace, and their cost per event.
 struct OverheadCosts {
-  std::array<double, 3> perEvent{};  // annotation, python transition, CUDA API interception
-  std::array<bool, 4> on{};          // per kOverheadSources
+  std::array<double, kOverheadSources.size()> perEvent{};  // all but CUPTI's, which is per API
+  std::array<bool, kOverheadSources.size()> on{};
   const Calibration* calibration = nullptr;
   double cuptiNs(std::string_view api) const {
-    return on[3] ? calibration->costNs(cost::kCupti, api) : 0;
+    return on[kCuptiSource] ? calibration->costNs(cost::kCupti, api) : 0;
   }
 };
 
+// Python tracking's cost, per thread: δ before each native call and δ after it returns (each call
+// is two transitions), and in each span the tracker's events there × their price. A Python span
+// often runs across an operation's start or end (entering an operation is no transition): its
+// events' cost is shared by the parts of it between the thread's operation boundaries, in
+// proportion to their length, each part's from its start. Where pieces meet (transitions closer
+// than their cost), they are laid end to end: the profiler spent all of that time, and a union
+// would remove it once.
+void addPythonOverhead(ProcessEvents& e, const OverheadCosts& costs) {
+  struct Piece {
+    std::int64_t globalTid;
+    TimeNs start;
+    double length;
+    OverheadSource source;
+  };
+  std::vector<Piece> pieces;
+  std::unordered_map<std::int64_t, std::vector<TimeNs>> boundaries;  // per thread, sorted
+  if (costs.on[kPythonEventSource]) {
+    for (const auto& op : e.operations) {
+      auto& b = boundaries[op.globalTid];
+      b.push_back(op.start);
+      b.push_back(op.end);
+    }
+    for (auto& [tid, b] : boundaries) std::sort(b.begin(), b.end());
+  }
+  auto addEvents = [&](const PythonEventSpan& s) {
+    double cost = static_cast<double>(s.events) * costs.perEvent[kPythonEventSource];
+    TimeNs from = s.start;
+    auto it = boundaries.find(s.globalTid);
+    if (it != boundaries.end() && s.end > s.start) {
+      const auto& b = it->second;
+      double perNs = cost / static_cast<double>(s.end - s.start);
+      for (auto cut = std::upper_bound(b.begin(), b.end(), s.start);
+           cut != b.end() && *cut < s.end; ++cut) {
+        if (*cut == from) continue;
+        pieces.push_back({s.globalTid, from, perNs * static_cast<double>(*cut - from),
+                          kPythonEventSource});
+        cost -= perNs * static_cast<double>(*cut - from);
+        from = *cut;
+      }
+    }
+    pieces.push_back({s.globalTid, from, cost, kPythonEventSource});
+  };
+  if (costs.on[kTransitionSource]) {
+    double delta = costs.perEvent[kTransitionSource];
+    for (const auto& c : e.nativeCalls) {
+      pieces.push_back(
+          {c.globalTid, c.start - static_cast<TimeNs>(delta + 0.5), delta, kTransitionSource});
+      pieces.push_back({c.globalTid, c.end, delta, kTransitionSource});
+    }
+  }
+  if (costs.on[kPythonEventSource])
+    for (const auto& s : e.pythonEventSpans) addEvents(s);
+  std::sort(pieces.begin(), pieces.end(), [](const Piece& a, const Piece& b) {
+    return std::tie(a.globalTid, a.start) < std::tie(b.globalTid, b.start);
+  });
+  std::int64_t tid = 0;
+  TimeNs free = std::numeric_limits<TimeNs>::min();  // where the thread's last piece ended
+  for (const auto& p : pieces) {
+    if (p.globalTid != tid) free = std::numeric_limits<TimeNs>::min();
+    tid = p.globalTid;
+    auto ns = static_cast<TimeNs>(p.length + 0.5);
+    if (ns <= 0) continue;
+    TimeNs start = std::max(p.start, free);
+    e.categories.push_back(
+        {start, start + ns, kOverheadBase + static_cast<std::uint32_t>(p.source)});
+    free = start + ns;
+  }
+}
+
 // Overhead intervals at the anchors of docs/analysis.md ("Correction"): each costs the CPU time
-// under it. Annotation: the operation's first δ. Python transition: δ before each native call
-// and δ after it returns (each call is two transitions). CUDA API interception: δ after the
-// call. CUPTI: the call's first δ(API name).
+// under it. Annotation: the operation's first δ. Python: addPythonOverhead. CUDA API
+// interception: δ after the call. CUPTI: the call's first δ(API name).
 void addOverheadIntervals(ProcessEvents& e, const OverheadCosts& costs,
                           trace::TraceReader& reader) {
-  auto add = [&](TimeNs start, double length, std::size_t source) {
+  auto add = [&](TimeNs start, double length, OverheadSource source) {
     auto ns = static_cast<TimeNs>(length + 0.5);
     if (ns > 0)
       e.categories.push_back(
           {start, start + ns, kOverheadBase + static_cast<std::uint32_t>(source)});
   };
-  if (costs.on[0])
-    for (const auto& op : e.operations) add(op.start, costs.perEvent[0], 0);
-  if (costs.on[1])
-    for (const auto& c : e.nativeCalls) {
-      add(c.start - static_cast<TimeNs>(costs.perEvent[1] + 0.5), costs.perEvent[1], 1);
-      add(c.end, costs.perEvent[1], 1);
-    }
+  if (costs.on[kAnnotationSource])
+    for (const auto& op : e.operations)
+      add(op.start, costs.perEvent[kAnnotationSource], kAnnotationSource);
+  addPythonOverhead(e, costs);
   std::unordered_map<trace::StringId, double> cupti;
   for (const auto& call : e.apiCalls) {
-    if (costs.on[2]) add(call.end, costs.perEvent[2], 2);
-    if (costs.on[3]) {
+    if (costs.on[kInterceptionSource])
+      add(call.end, costs.perEvent[kInterceptionSource], kInterceptionSource);
+    if (costs.on[kCuptiSource]) {
       auto [it, added] = cupti.try_emplace(call.nameId, 0.0);
       if (added) it->second = costs.cuptiNs(reader.string(call.nameId));
-      add(call.start, it->second, 3);
+      add(call.start, it->second, kCuptiSource);
     }
   }
 }
@@ -481,9 +570,12 @@ void addNativeTime(ProcessEvents& e) {
 void reserveAddedIntervals(ProcessEvents& e, const OverheadCosts* costs) {
   std::size_t added = e.operations.size();  // at most one Native interval per operation
   if (costs)
-    added += (costs->on[0] ? e.operations.size() : 0) +
-             (costs->on[1] ? 2 * e.nativeCalls.size() : 0) +
-             ((costs->on[2] ? 1 : 0) + (costs->on[3] ? 1 : 0)) * e.apiCalls.size();
+    added += (costs->on[kAnnotationSource] ? e.operations.size() : 0) +
+             (costs->on[kTransitionSource] ? 2 * e.nativeCalls.size() : 0) +
+             (costs->on[kPythonEventSource] ? e.pythonEventSpans.size() + 2 * e.operations.size()
+                                            : 0) +
+             ((costs->on[kInterceptionSource] ? 1 : 0) + (costs->on[kCuptiSource] ? 1 : 0)) *
+                 e.apiCalls.size();
   std::size_t needed = e.categories.size() + added;
   if (e.categories.capacity() == needed) return;
   std::vector<CategoryInterval> exact;
@@ -729,15 +821,17 @@ OverheadCosts overheadCosts(trace::TraceReader& reader, const AnalyzeOptions& op
   const Calibration& cal = *options.calibration;
   OverheadCosts costs;
   costs.calibration = &cal;
-  const std::array<const char*, 4> feature = {"nvtx", "python", "cuda_api", "gpu_activity"};
+  const std::array<const char*, kOverheadSources.size()> feature = {
+      "nvtx", "python", "cuda_api", "gpu_activity", "python"};
   bool gpuUnavailable =
       reader.metaValue(trace::meta::kGpuActivity).value_or("").starts_with("unavailable");
   bool hasTransitions = reader.metaValue(trace::meta::kPythonTransitions).value_or("0") != "0";
   for (std::size_t i = 0; i < kOverheadSources.size(); ++i) {
     const char* source = kOverheadSources[i];
-    bool calibrated = i == 3 ? std::any_of(cal.costs.begin(), cal.costs.end(),
-                                           [](const Cost& c) { return c.source == cost::kCupti; })
-                             : cal.find(source) != nullptr;
+    bool calibrated = i == kCuptiSource
+                          ? std::any_of(cal.costs.begin(), cal.costs.end(),
+                                        [](const Cost& c) { return c.source == cost::kCupti; })
+                          : cal.find(source) != nullptr;
     bool recorded = features.value(feature[i], false);
     if (!recorded) {
       if (calibrated)
@@ -749,13 +843,15 @@ OverheadCosts overheadCosts(trace::TraceReader& reader, const AnalyzeOptions& op
       // Only worth saying where such events are in the trace: CUDA costs on a machine without
       // a GPU are not calibrated, and a CPU-only trace has nothing to pay them; a native
       // program has no Python transitions.
-      if (i == 0 || (i == 1 && hasTransitions) || (i > 1 && !gpuUnavailable))
+      bool python = i == kTransitionSource || i == kPythonEventSource;
+      bool cuda = i == kInterceptionSource || i == kCuptiSource;
+      if (i == kAnnotationSource || (python && hasTransitions) || (cuda && !gpuUnavailable))
         correction.notes.push_back(std::string(source) +
                                    ": not calibrated, so its overhead stays in the times");
       continue;
     }
     costs.on[i] = true;
-    if (i < 3) costs.perEvent[i] = cal.costNs(source);
+    if (i != kCuptiSource) costs.perEvent[i] = cal.costNs(source);
     correction.sources[source];  // listed even when no event needs it
   }
   return costs;
@@ -785,8 +881,8 @@ void correctTotal(trace::TraceReader& reader, const OverheadCosts& costs,
       set(cost::kProcess, processes, static_cast<double>(processes) * cal.costNs(cost::kProcess));
     }
   }
-  std::int64_t ops = 0, calls = 0, nativeCalls = 0, nativeInside = 0;
-  bool cudaCosts = costs.on[2] || costs.on[3];
+  std::int64_t ops = 0, calls = 0, nativeCalls = 0, nativeInside = 0, eventsInside = 0;
+  bool cudaCosts = costs.on[kInterceptionSource] || costs.on[kCuptiSource];
   std::unordered_map<trace::StringId, std::int64_t> callsByName;  // with CUDA costs to remove
   for (const auto& [key, e] : groups) {
     if (!window)
@@ -801,32 +897,42 @@ void correctTotal(trace::TraceReader& reader, const OverheadCosts& costs,
     if (!window) continue;
     nativeCalls += static_cast<std::int64_t>(e.nativeCalls.size());
     for (const auto& n : e.nativeCalls) nativeInside += startsIn(window, n.start) ? 1 : 0;
+    for (const auto& s : e.pythonEventSpans) eventsInside += startsIn(window, s.start) ? s.events : 0;
   }
   // The events correction removes a cost for, as the calibration counts them: their variance.
   EventCounts removed;
   for (const auto& [nameId, n] : callsByName)
     removed.apis[std::string(reader.string(nameId))].calls += n;
   double cupti = 0;
-  if (costs.on[3])
+  if (costs.on[kCuptiSource])
     for (const auto& [name, api] : removed.apis)
       cupti += static_cast<double>(api.calls) * costs.cuptiNs(name);
-  if (costs.on[0]) {
-    set(cost::kAnnotation, ops, static_cast<double>(ops) * costs.perEvent[0]);
+  if (costs.on[kAnnotationSource]) {
+    set(cost::kAnnotation, ops, static_cast<double>(ops) * costs.perEvent[kAnnotationSource]);
     removed.operations = ops;
   }
-  if (costs.on[1]) {
+  if (costs.on[kPythonEventSource]) {
+    // The whole run's count includes the events after each thread's last transition, which no
+    // span carries; a window has the spans' that start in it.
+    auto t = reader.metaValue(trace::meta::kPythonEvents);
+    std::int64_t n = window ? eventsInside : t ? std::stoll(*t) : 0;
+    set(cost::kPythonEvent, n, static_cast<double>(n) * costs.perEvent[kPythonEventSource]);
+    removed.pythonEvents = n;
+  }
+  if (costs.on[kTransitionSource]) {
     auto t = reader.metaValue(trace::meta::kPythonTransitions);
     std::int64_t n = t ? std::stoll(*t) : 0;
     if (window)
       n = nativeCalls ? std::llround(static_cast<double>(n) * static_cast<double>(nativeInside) /
                                      static_cast<double>(nativeCalls))
                       : 0;
-    set(cost::kPythonTransition, n, static_cast<double>(n) * costs.perEvent[1]);
+    set(cost::kPythonTransition, n, static_cast<double>(n) * costs.perEvent[kTransitionSource]);
     removed.transitions = n;
   }
-  if (costs.on[2])
-    set(cost::kCudaApiInterception, calls, static_cast<double>(calls) * costs.perEvent[2]);
-  if (costs.on[3]) set(cost::kCupti, calls, cupti);
+  if (costs.on[kInterceptionSource])
+    set(cost::kCudaApiInterception, calls,
+        static_cast<double>(calls) * costs.perEvent[kInterceptionSource]);
+  if (costs.on[kCuptiSource]) set(cost::kCupti, calls, cupti);
   c.uncorrectedTotalNs = static_cast<double>(out.totalNs);
   c.correctedTotalNs = c.uncorrectedTotalNs;
   for (const auto& [name, s] : c.sources) c.correctedTotalNs -= s.removedNs;

@@ -64,6 +64,7 @@ EventCounts countEvents(trace::TraceReader& reader) {
   c.processes = reader.rowCount(trace::table::kProcesses);
   c.operations = reader.rowCount(trace::table::kOperations);
   if (auto t = reader.metaValue(trace::meta::kPythonTransitions)) c.transitions = std::stoll(*t);
+  if (auto e = reader.metaValue(trace::meta::kPythonEvents)) c.pythonEvents = std::stoll(*e);
   trace::EventFilter all;
   all.storageOrder = true;
   for (auto kind : {trace::ApiKind::kRuntime, trace::ApiKind::kDriver})
@@ -76,14 +77,15 @@ EventCounts countEvents(trace::TraceReader& reader) {
 }
 
 const std::vector<CalibrationConfig>& calibrationConfigs() {
-  // name, baseline, profiled, nvtx, python, cudaApi, gpuActivity, needsGpu
+  // name, baseline, profiled, nvtx, python, cudaApi, gpuActivity, pythonTransitions, needsGpu
   static const std::vector<CalibrationConfig> configs = {
-      {"uninstrumented", "", false, false, false, false, false, false},
-      {"collector", "uninstrumented", true, false, false, false, false, false},
-      {"annotations", "collector", true, true, false, false, false, false},
-      {"python", "annotations", true, true, true, false, false, false},
-      {"cuda_api", "annotations", true, true, false, true, false, true},
-      {"gpu_activity", "cuda_api", true, true, false, true, true, true},
+      {"uninstrumented", "", false, false, false, false, false, false, false},
+      {"collector", "uninstrumented", true, false, false, false, false, false, false},
+      {"annotations", "collector", true, true, false, false, false, false, false},
+      {"python_events", "annotations", true, true, true, false, false, false, false},
+      {"python", "python_events", true, true, true, false, false, true, false},
+      {"cuda_api", "annotations", true, true, false, true, false, false, true},
+      {"gpu_activity", "cuda_api", true, true, false, true, true, false, true},
   };
   return configs;
 }
@@ -110,6 +112,7 @@ double removedVarianceNs2(const Calibration& c, const EventCounts& events) {
   };
   add(cost::kProcess, "", events.processes);
   add(cost::kAnnotation, "", events.operations);
+  add(cost::kPythonEvent, "", events.pythonEvents);
   add(cost::kPythonTransition, "", events.transitions);
   add(cost::kCudaApiInterception, "", events.apiCalls());
   for (const auto& [name, api] : events.apis) add(cost::kCupti, name, api.calls);
@@ -143,6 +146,9 @@ std::int64_t operationsOf(const EventCounts& e) {
 }
 std::int64_t transitionsOf(const EventCounts& e) {
   return e.transitions;
+}
+std::int64_t pythonEventsOf(const EventCounts& e) {
+  return e.pythonEvents;
 }
 std::int64_t apiCallsOf(const EventCounts& e) {
   return e.apiCalls();
@@ -236,8 +242,13 @@ Calibration computeCalibration(const std::vector<RunMeasurement>& runs) {
   Priced process{c.costNs(cost::kProcess), processesOf};
   addCost(c, cost::kAnnotation, "", perEventDeltas(runs, "annotations", operationsOf, {process}));
   Priced annotation{c.costNs(cost::kAnnotation), operationsOf};
+  // The tracker's callbacks first (python_events: counted, nothing recorded), then what recording
+  // the transitions adds. A calibration from before python_events prices transitions alone.
+  addCost(c, cost::kPythonEvent, "",
+          perEventDeltas(runs, "python_events", pythonEventsOf, {process, annotation}));
+  Priced event{c.costNs(cost::kPythonEvent), pythonEventsOf};
   addCost(c, cost::kPythonTransition, "",
-          perEventDeltas(runs, "python", transitionsOf, {process, annotation}));
+          perEventDeltas(runs, "python", transitionsOf, {process, annotation, event}));
   addCost(c, cost::kCudaApiInterception, "",
           perEventDeltas(runs, "cuda_api", apiCallsOf, {process, annotation}));
   for (const auto& [name, deltas] : cuptiDeltas(runs)) addCost(c, cost::kCupti, name, deltas);
@@ -282,6 +293,7 @@ nlohmann::json calibrationToJson(const Calibration& c) {
                     {"processes", r.events.processes},
                     {"operations", r.events.operations},
                     {"transitions", r.events.transitions},
+                    {"python_events", r.events.pythonEvents},
                     {"apis", apis}});
   }
   return {{"schema", kSchema},
@@ -316,6 +328,7 @@ Calibration calibrationFromJson(const nlohmann::json& j) {
       m.events.processes = r.value("processes", std::int64_t{0});
       m.events.operations = r.value("operations", std::int64_t{0});
       m.events.transitions = r.value("transitions", std::int64_t{0});
+      m.events.pythonEvents = r.value("python_events", std::int64_t{0});
       if (r.contains("apis"))  // items() of a temporary would dangle
         for (const auto& [name, api] : r.at("apis").items())
           m.events.apis[name] = {api.at("calls").get<std::int64_t>(),

@@ -20,6 +20,8 @@ namespace cost {
 inline constexpr const char* kProcess = "process";        // per process: collector start/end
 inline constexpr const char* kAnnotation = "annotation";  // per operation (enter + exit)
 inline constexpr const char* kPythonTransition = "python_transition";  // per category push or pop
+// Per callback of the Python tracker (profile function or sys.monitoring), tracked call or not.
+inline constexpr const char* kPythonEvent = "python_event";
 inline constexpr const char* kCudaApiInterception = "cuda_api_interception";  // per API call
 inline constexpr const char* kCupti = "cupti";  // per API call, by API name (`name`)
 // Not a cost: the uninstrumented command's wall time, the reference of the bias.
@@ -60,6 +62,7 @@ struct EventCounts {
   std::int64_t processes = 0;
   std::int64_t operations = 0;
   std::int64_t transitions = 0;  // Python <-> native: category pushes and pops
+  std::int64_t pythonEvents = 0;  // the Python tracker's callbacks
   struct Api {
     std::int64_t calls = 0;
     double totalNs = 0;
@@ -76,7 +79,8 @@ struct CalibrationConfig {
   const char* baseline;  // the configuration it adds one feature to; "" for none
   bool profiled;         // false: the plain command, no rlscope-prof at all
   bool nvtx, python, cudaApi, gpuActivity;
-  bool needsGpu;  // skipped when no GPU is usable
+  bool pythonTransitions;  // with python: record the transitions too, not only count the events
+  bool needsGpu;           // skipped when no GPU is usable
 };
 const std::vector<CalibrationConfig>& calibrationConfigs();
 

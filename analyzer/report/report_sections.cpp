@@ -260,6 +260,7 @@ std::string overheadSourceName(const std::string& key) {
   static const std::map<std::string, std::string> names = {
       {"annotation", "Annotations"},
       {"python_transition", "Python↔native interception"},
+      {"python_event", "Python tracker callbacks"},
       {"cuda_api_interception", "CUDA API interception"},
       {"cupti", "CUPTI"},
   };

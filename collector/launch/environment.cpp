@@ -99,6 +99,10 @@ std::vector<std::string> injectedEnvironment(const InjectionConfig& config,
     env["RLSCOPE_BACKEND_MODULES"] = modules(config.backendModules);
     env["RLSCOPE_SIMULATOR_MODULES"] = modules(config.simulatorModules);
   }
+  if (config.pythonEventsOnly)
+    env["RLSCOPE_PYTHON_TRACKING"] = "events";
+  else
+    env.erase("RLSCOPE_PYTHON_TRACKING");
   env["RLSCOPE_PART_DIR"] = config.partDir.string();
   env["RLSCOPE_FLUSH_MS"] = std::to_string(config.flushMs);
 

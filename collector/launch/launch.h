@@ -32,6 +32,9 @@ struct InjectionConfig {
   // instead of them with replaceDefaultModules).
   std::vector<std::string> backendModules, simulatorModules;
   bool replaceDefaultModules = false;
+  // Calibration's python_events configuration: the Python tracker runs and counts its events but
+  // records no transitions (RLSCOPE_PYTHON_TRACKING=events).
+  bool pythonEventsOnly = false;
 };
 
 // The environment of the profiled program: the current one plus the injection variables. Notes

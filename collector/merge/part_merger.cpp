@@ -84,9 +84,16 @@ std::string baseName(const std::string& path) {
 }
 
 // Record times arrive in the part's clock ticks; every payload with times is converted to
-// nanoseconds as it is read.
+// nanoseconds as it is read. A payload type with times and no overload here does not compile.
 template <class P>
-void toNs(const TickConverter&, P&) {}
+void toNs(const TickConverter&, P&) {
+  static_assert(!requires(P p) { p.time; } && !requires(P p) { p.start; } &&
+                    !requires(P p) { p.end; },
+                "a record payload with times needs its own toNs overload");
+}
+void toNs(const TickConverter& c, part::CategoryPopEvents& x) {
+  x.time = c.ns(x.time);
+}
 void toNs(const TickConverter& c, part::ProcessEnd& x) {
   x.end = c.ns(x.end);
 }
@@ -156,6 +163,7 @@ struct CategoryFrame {
   std::uint64_t name = 0;
   std::int64_t since = 0;
   bool transition = true;  // a Python <-> native transition (not the collector's own wait span)
+  std::uint64_t events = 0;  // Python events counted for its next span (an empty one had some)
 };
 
 struct ThreadInfo {
@@ -228,8 +236,10 @@ class Merger {
         {"python", (options_.features & part::kFeaturePython) != 0},
     };
     w_.setMeta(trace::meta::kFeatures, features.dump());
-    if (options_.features & part::kFeaturePython)
+    if (options_.features & part::kFeaturePython) {
       w_.setMeta(trace::meta::kPythonTransitions, std::to_string(transitions_));
+      w_.setMeta(trace::meta::kPythonEvents, std::to_string(pythonEvents_));
+    }
     report_.gpuActivity = gpuActivity();
     w_.setMeta(trace::meta::kGpuActivity, report_.gpuActivity);
     if (options_.commandElapsedNs > 0)
@@ -451,7 +461,14 @@ class Merger {
         if (auto e = payloadOf<part::Instant>(p, r)) threadEnded(p, tid, e->time);
         break;
       case RecordType::kCategoryPop:
-        if (auto e = payloadOf<part::Instant>(p, r)) categoryPop(p, tid, e->time);
+        if (auto e = payloadOf<part::Instant>(p, r)) categoryPop(p, tid, e->time, 0);
+        break;
+      case RecordType::kCategoryPopEvents:
+        if (auto e = payloadOf<part::CategoryPopEvents>(p, r))
+          categoryPop(p, tid, e->time, e->events);
+        break;
+      case RecordType::kPythonEvents:
+        if (auto e = payloadOf<part::PythonEvents>(p, r)) pythonEvents_ += e->events;
         break;
       case RecordType::kKernel:
         if (auto k = payloadOf<part::Kernel>(p, r)) addKernel(p, *k, r.string<part::Kernel>(0));
@@ -526,28 +543,38 @@ class Merger {
     // libc's read inside Python's posix.read: the wait keeps the name of the call Python made.
     if (nativeWait && !stack.empty() && stack.back().category == c.category)
       name = stack.back().name;
-    if (!stack.empty()) closeCategorySpan(p, tid, stack.back(), c.time);
+    if (!stack.empty())
+      closeCategorySpan(p, tid, stack.back(), c.time, part::categoryPushEvents(c.flags));
     stack.push_back({c.category, name, c.time, !nativeWait});
     if (!nativeWait) ++transitions_;
   }
 
-  void categoryPop(Part& p, std::uint32_t tid, std::int64_t time) {
+  // `events`: the Python events since the thread's previous push or pop, which happened in the
+  // span the pop ends.
+  void categoryPop(Part& p, std::uint32_t tid, std::int64_t time, std::uint64_t events) {
     seen(p, time);
     auto& stack = p.categoryStacks[tid];
     if (stack.empty()) {
       ++p.unmatchedCategoryPops;
       return;
     }
-    closeCategorySpan(p, tid, stack.back(), time);
+    closeCategorySpan(p, tid, stack.back(), time, events);
     if (stack.back().transition) ++transitions_;
+    std::uint64_t unwritten = stack.back().events;
     stack.pop_back();
-    if (!stack.empty()) stack.back().since = time;
+    if (!stack.empty()) {
+      stack.back().since = time;
+      stack.back().events += unwritten;
+    }
   }
 
-  // Writes what `f` ran from f.since to `end` (nothing when empty).
-  void closeCategorySpan(Part& p, std::uint32_t tid, CategoryFrame& f, std::int64_t end) {
+  // Writes what `f` ran from f.since to `end` (nothing when empty), with the Python events that
+  // happened in it; an empty span's events stay with `f` for its next one.
+  void closeCategorySpan(Part& p, std::uint32_t tid, CategoryFrame& f, std::int64_t end,
+                         std::uint64_t events = 0) {
     std::int64_t since = f.since;
     f.since = end;
+    f.events += events;
     if (end <= since) return;
     trace::CpuIntervalRecord r;
     r.start = since;
@@ -562,6 +589,8 @@ class Merger {
       auto it = p.categoryNames.find(f.name);
       if (it != p.categoryNames.end()) r.nameId = w_.intern(it->second);
     }
+    r.pythonEvents = static_cast<std::int64_t>(f.events);
+    f.events = 0;
     w_.addCpuInterval(r);
     count(trace::table::kCpuIntervals);
   }
@@ -969,6 +998,7 @@ class Merger {
   std::optional<part::FileHeader> lastHeader_;  // of the last part read
   std::uint64_t partsRead_ = 0;
   std::uint64_t transitions_ = 0;  // CPU category pushes and pops: each is one transition
+  std::uint64_t pythonEvents_ = 0;  // the processes' Python tracker callbacks (kPythonEvents)
   // Keyed by Part::serial.
   std::map<std::pair<std::uint64_t, std::uint64_t>, std::int64_t> pushedIdToKey_;  // launches' only
   std::map<std::pair<std::uint64_t, std::uint32_t>, std::uint64_t> externalIds_;

@@ -162,6 +162,29 @@ TEST(Calibration, CostsAreDeltasPerEventPairedByRepetition) {
   EXPECT_DOUBLE_EQ(c.costNs(cost::kCupti, "cudaFree"), 0);
 }
 
+// The tracker's callbacks are priced first (python_events counts them and records nothing), then
+// the transitions on top of them: each run's events at their price come off before the
+// transitions are priced.
+TEST(Calibration, PythonEventsArePricedBeforeTheTransitionsThatAddToThem) {
+  auto withEvents = [](EventCounts e, std::int64_t pythonEvents) {
+    e.pythonEvents = pythonEvents;
+    return e;
+  };
+  std::vector<RunMeasurement> runs = {
+      run("uninstrumented", 0, 100'000),
+      run("collector", 0, 100'000, events(1, 0)),
+      run("annotations", 0, 101'000, events(1, 100)),                  // 10 ns per operation
+      run("python_events", 0, 111'000, withEvents(events(1, 100), 1000)),  // 10 ns per event
+      run("python", 0, 121'000, withEvents(events(1, 100, 200), 1100)),   // + 11 000 - 1000 events
+  };
+  Calibration c = computeCalibration(runs);
+  EXPECT_DOUBLE_EQ(c.costNs(cost::kPythonEvent), 10);
+  EXPECT_DOUBLE_EQ(c.costNs(cost::kPythonTransition), (21'000 - 1000 - 1100 * 10) / 200.0);
+  // The file keeps the counts.
+  Calibration back = calibrationFromJson(nlohmann::json::parse(calibrationToJson(c).dump()));
+  EXPECT_EQ(back.runs[4].events.pythonEvents, 1100);
+}
+
 TEST(Calibration, NegativeCostsWarnAndCountAsZeroNoisyOnesWarn) {
   std::vector<RunMeasurement> runs = {
       run("uninstrumented", 0, 1000),

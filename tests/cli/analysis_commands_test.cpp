@@ -47,12 +47,15 @@ TEST(Calibrate, SampleCostsFileAndCorrectedAnalysis) {
   }
   EXPECT_TRUE(sources.contains("process") && sources.contains("annotation")) << doc.dump();
   EXPECT_FALSE(sources.contains("python_transition"));  // a native program: nothing to price
-  // Every configuration twice, except Python tracking: dropped after a first run without any.
+  // Every configuration twice, except Python tracking: its events configuration is dropped after
+  // a first run without any, and the transitions' configuration, which builds on it, with it.
   std::map<std::string, int> runs;
   for (const auto& run : doc["runs"]) ++runs[run["config"].get<std::string>()];
   EXPECT_EQ(runs["uninstrumented"], 2);
   EXPECT_EQ(runs["annotations"], 2);
-  EXPECT_EQ(runs["python"], 1);
+  EXPECT_EQ(runs["python_events"], 1);
+  EXPECT_EQ(runs["python"], 0);
+  EXPECT_FALSE(sources.contains("python_event"));
 
   // Profile, then analyze with that calibration: corrected, with a bias and per-source costs.
   auto trace = tmp / "run.sqlite";

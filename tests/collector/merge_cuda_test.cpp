@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "part_builder.h"
 #include "part_file.h"
 #include "part_merger.h"
 #include "rlscope/part/format.h"
@@ -17,32 +18,6 @@ namespace rlscope {
 namespace {
 
 using part::RecordType;
-
-class PartBuilder {
- public:
-  template <class P>
-  PartBuilder& add(std::uint32_t tid, RecordType type, const P& payload,
-                   std::initializer_list<std::string_view> strings = {}) {
-    auto& bytes = blocks_[tid];
-    std::size_t at = bytes.size();
-    bytes.resize(at + part::encodedSize<P>(strings));
-    part::encodeRecord(bytes.data() + at, type, payload, strings);
-    return *this;
-  }
-  void write(const std::filesystem::path& dir, std::uint32_t pid) {
-    part::FileHeader h{};
-    std::memcpy(h.magic, part::kFileMagic, sizeof h.magic);
-    h.version = part::kFormatVersion;
-    h.pid = pid;
-    h.startMonotonicNs = 1000;
-    collector::PartFile f;
-    ASSERT_EQ(f.open(dir.string(), h), "");
-    for (auto& [tid, bytes] : blocks_) f.writeBlock(tid, bytes.data(), bytes.size());
-  }
-
- private:
-  std::map<std::uint32_t, std::vector<std::byte>> blocks_;
-};
 
 part::ApiCall launch(std::int64_t start, std::uint32_t tid, std::uint32_t correlation) {
   return {start, start + 5, static_cast<std::uint32_t>(part::ApiKind::kRuntime),

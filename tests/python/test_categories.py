@@ -288,6 +288,45 @@ def test_transition_count_matches_the_calls(run_traced):
     assert len(t.intervals()) <= recorded + len(threads) + 2 * len(native_waits)
 
 
+def test_tracker_events_are_counted_on_the_rows_they_happened_in(run_traced):
+    # 2000 Python calls in "calls", none in "steps" (only the simulator's native calls): the
+    # rows that overlap "calls" (the first began before it: entering an operation is no
+    # transition) carry at least one event per call (3.12 reports a call's start, 3.11 its call
+    # and return), and those of "steps" hardly any.
+    r = run_traced(
+        """
+        import rlscope
+        import rlscope_fake_simulator as fs
+        from workload import report
+        def f():
+            pass
+        fs.step(0)
+        with rlscope.operation("calls"):
+            for _ in range(2000):
+                f()
+            fs.step(0)
+        with rlscope.operation("steps"):
+            for _ in range(200):
+                fs.step(0)
+        report()
+        """,
+        prof_args=SIM,
+    )
+    t = r.trace
+
+    def events_in(op):
+        return t.scalar(
+            "SELECT COALESCE(SUM(pythonEvents), 0) FROM rlscope_cpu_intervals "
+            "WHERE globalTid = ? AND start < ? AND end > ?",
+            op.tid, op.end, op.start,
+        )
+
+    calls, steps = events_in(t.operation("calls")), events_in(t.operation("steps"))
+    assert 2000 <= calls <= 4100, calls
+    assert steps <= 2 * 200 + 10, steps
+    assert int(t.meta("python_events")) >= calls + steps
+
+
 def test_no_python_records_operations_but_no_categories(run_traced, build):
     r = run_traced(
         """

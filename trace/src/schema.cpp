@@ -32,7 +32,7 @@ CREATE TABLE rlscope_threads (
 CREATE TABLE rlscope_cpu_intervals (
   start INTEGER NOT NULL, end INTEGER NOT NULL, globalTid INTEGER NOT NULL,
   category INTEGER NOT NULL REFERENCES ENUM_RLSCOPE_CATEGORY(id),
-  nameId INTEGER REFERENCES StringIds(id), args TEXT);
+  nameId INTEGER REFERENCES StringIds(id), args TEXT, pythonEvents INTEGER);
 CREATE TABLE rlscope_operations (
   id INTEGER PRIMARY KEY, start INTEGER NOT NULL, end INTEGER NOT NULL,
   globalTid INTEGER NOT NULL, nameId INTEGER NOT NULL REFERENCES StringIds(id),

@@ -148,7 +148,7 @@ struct TraceWriter::Impl {
                              worker,
                              "INSERT",
                              table::kCpuIntervals,
-                             {"start", "end", "globalTid", "category", "nameId", "args"}};
+                             {"start", "end", "globalTid", "category", "nameId", "args", "pythonEvents"}};
   BatchedInsert operations{
       db,
       worker,
@@ -334,6 +334,7 @@ void TraceWriter::addCpuInterval(const CpuIntervalRecord& r) {
   setInts(ins, 0, {r.start, r.end, r.globalTid, i64(static_cast<int>(r.category))});
   if (r.nameId) ins.set(4, r.nameId);
   setTextOrNull(ins, 5, r.args);
+  if (r.pythonEvents) ins.set(6, r.pythonEvents);
   impl_->endRow(ins);
 }
 

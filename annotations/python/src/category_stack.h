@@ -22,10 +22,21 @@ struct Open {
 struct ThreadTracking {
   bool started = false;  // its base Python entry is recorded
   std::vector<Open> stack;
+  std::uint64_t events = 0;  // Python events since its last push or pop (countEvent)
 };
 
 // The calling thread's, its base entry recorded on first use.
 ThreadTracking& currentThread();
+
+// Every profile-function or sys.monitoring callback, tracked call or not: each costs the program
+// time where it happens, which the next push or pop reports for the span it ends, and the
+// process's total goes to the collector at its end (docs/calibration.md, "Python events").
+void countEvent(ThreadTracking& t);
+
+// Hands the collector the process's event counter; with `transitions` false (calibration's
+// python_events configuration, RLSCOPE_PYTHON_TRACKING=events) the stacks are kept but nothing is
+// recorded, so that a run pays for the events alone.
+void startRecording(bool transitions);
 
 void enter(ThreadTracking& t, Open open);
 void leave(ThreadTracking& t);

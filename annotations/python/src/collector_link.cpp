@@ -17,6 +17,8 @@ const CollectorLink& collectorLink() {
         ::dlsym(RTLD_DEFAULT, RLSCOPE_CATEGORY_PUSH_SYMBOL));
     l.pop = reinterpret_cast<rlscope_category_pop_fn>(
         ::dlsym(RTLD_DEFAULT, RLSCOPE_CATEGORY_POP_SYMBOL));
+    l.eventCounter = reinterpret_cast<rlscope_python_event_counter_fn>(
+        ::dlsym(RTLD_DEFAULT, RLSCOPE_PYTHON_EVENT_COUNTER_SYMBOL));
     return l.complete() ? l : CollectorLink{};
   }();
   return link;

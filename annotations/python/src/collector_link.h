@@ -12,8 +12,11 @@ struct CollectorLink {
   rlscope_register_name_fn registerName = nullptr;
   rlscope_category_push_fn push = nullptr;
   rlscope_category_pop_fn pop = nullptr;
+  rlscope_python_event_counter_fn eventCounter = nullptr;
 
-  bool complete() const { return recording && tracking && registerName && push && pop; }
+  bool complete() const {
+    return recording && tracking && registerName && push && pop && eventCounter;
+  }
 };
 
 // The functions, or all null when the collector is not in the process.

@@ -101,6 +101,7 @@ const Classification* nativeCallee(PyObject* callable) {
 // reports again, so a polymorphic site whose first callable is untracked stays untracked.
 PyObject* onCall(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   ThreadTracking& t = currentThread();
+  countEvent(t);
   const Classification* c = nargs >= 3 ? nativeCallee(args[2]) : nullptr;
   if (!c) return newReference(g_monitoring.disable);
   // Inside native code already (a callback not seen as one): the call is part of it.
@@ -112,6 +113,7 @@ PyObject* onCall(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
 // C_RETURN and C_RAISE(code, offset, callable, arg0): these cannot be disabled.
 PyObject* onCReturn(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   ThreadTracking& t = currentThread();
+  countEvent(t);
   if (nargs >= 3 && !t.stack.empty() && !t.stack.back().python &&
       t.stack.back().key == definitionOf(args[2]))
     leave(t);
@@ -137,6 +139,7 @@ bool watchReturns(PyObject* code) {
 // Not disabled for code that Python calls: the same code may be a native callback later.
 PyObject* onPyStart(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   ThreadTracking& t = currentThread();
+  countEvent(t);
   if (nargs < 1 || t.stack.empty()) Py_RETURN_NONE;
   const Open& top = t.stack.back();
   if (!top.python) {
@@ -153,6 +156,7 @@ PyObject* onPyStart(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
 // PY_RETURN, PY_YIELD(code, offset, value) and PY_UNWIND(code, offset, exception).
 PyObject* onPyReturn(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
   ThreadTracking& t = currentThread();
+  countEvent(t);
   if (nargs < 1 || t.stack.empty() || !t.stack.back().python || t.stack.back().key != args[0])
     Py_RETURN_NONE;
   if (!t_depths.empty() && t_depths.back() > 0) {

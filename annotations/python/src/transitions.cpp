@@ -31,6 +31,13 @@ struct Tracker {
 
 // sys.monitoring on Python 3.12 and newer, unless RLSCOPE_PYTHON_TRACKER=profile forces the
 // profile function (to compare the two trackers).
+// RLSCOPE_PYTHON_TRACKING=events (calibration's python_events configuration): the tracker runs
+// and counts its events but records no transitions.
+bool transitionsWanted() {
+  const char* tracking = std::getenv("RLSCOPE_PYTHON_TRACKING");
+  return !(tracking && std::strcmp(tracking, "events") == 0);
+}
+
 bool monitoringWanted() {
 #if PY_VERSION_HEX >= 0x030C0000
   const char* forced = std::getenv("RLSCOPE_PYTHON_TRACKER");
@@ -171,6 +178,7 @@ namespace {
 
 int profile(PyObject*, PyFrameObject* frame, int what, PyObject* arg) {
   ThreadTracking& t = currentThread();
+  countEvent(t);
   switch (what) {
     case PyTrace_CALL:
       // Python code that native code of a tracked module calls back.
@@ -238,6 +246,7 @@ PyObject* startTracking(PyObject* module, PyObject* const* args, Py_ssize_t narg
   g_tracker.byDefinition.clear();
   g_tracker.running = true;
   g_tracker.monitoring = false;
+  startRecording(transitionsWanted());
   if (monitoringWanted()) {
     int started = startMonitoring(module);
     if (started < 0) return nullptr;

@@ -31,15 +31,21 @@ extern "C" RLSCOPE_COLLECTOR_API std::uint64_t rlscope_collector_register_name(c
   return handle;
 }
 
-extern "C" RLSCOPE_COLLECTOR_API void rlscope_collector_category_push(std::uint32_t category,
-                                                                      std::uint64_t name) {
+extern "C" RLSCOPE_COLLECTOR_API void rlscope_collector_category_push_counted(
+    std::uint32_t category, std::uint64_t name, std::uint64_t events) {
   if (ThreadBuffer* b = threadBuffer()) {
     t_tracksCategories = true;  // its native waits are Waiting from now on (wait_hooks.cpp)
-    record(b, part::RecordType::kCategoryPush, part::CategoryPush{now(), category, 0, name});
+    record(b, part::RecordType::kCategoryPush,
+           part::CategoryPush{now(), category, part::categoryPushFlags(false, events), name});
   }
 }
 
-extern "C" RLSCOPE_COLLECTOR_API void rlscope_collector_category_pop(void) {
+extern "C" RLSCOPE_COLLECTOR_API void rlscope_collector_category_pop_counted(std::uint64_t events) {
   if (ThreadBuffer* b = threadBuffer())
-    record(b, part::RecordType::kCategoryPop, part::Instant{now()});
+    record(b, part::RecordType::kCategoryPopEvents, part::CategoryPopEvents{now(), events});
+}
+
+extern "C" RLSCOPE_COLLECTOR_API void rlscope_collector_python_event_counter(
+    const volatile std::uint64_t* counter) {
+  setPythonEventCounter(counter);
 }

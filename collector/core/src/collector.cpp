@@ -196,6 +196,7 @@ class Collector {
     }
     std::lock_guard lock(drainMutex_);
     recordThreadNames();
+    recordPythonEvents();
     drainLocked();
     part::ProcessEnd end{now(), static_cast<std::uint32_t>(reason), status, {0, 0}};
     constexpr auto kSyncBytes = part::encodedSize<part::ClockSync>();
@@ -206,6 +207,10 @@ class Collector {
     file_.close();
     closed_.store(true);
     return true;
+  }
+
+  void setPythonEventCounter(const volatile std::uint64_t* counter) {
+    pythonEventCounter_.store(counter);
   }
 
   // --- exec (exec_hooks.cpp) ---
@@ -278,6 +283,8 @@ class Collector {
     t_threadBuffer = nullptr;
     if (auto* h = cudaHooks(); h && h->atForkChild) h->atForkChild();
     setCudaHooks(nullptr);
+    if (const volatile std::uint64_t* counter = pythonEventCounter_.load())
+      pythonEventsBefore_ = *counter;
     pendingSignal_.store(0);  // the parent's, which its writer thread acts on
     takenSignal_.store(0);
     if (finished_.load()) return;  // forked after the parent's collector ended
@@ -381,6 +388,14 @@ class Collector {
 
   // Threads named after their first record (and the main thread, which has no exit callback)
   // get their final name at the end.
+  // The Python package's event total of this process (category_abi.h): a fork child's counter
+  // starts with its parent's count, which is the parent's to report.
+  void recordPythonEvents() {
+    const volatile std::uint64_t* counter = pythonEventCounter_.load();
+    if (counter)
+      append(part::RecordType::kPythonEvents, part::PythonEvents{*counter - pythonEventsBefore_});
+  }
+
   void recordThreadNames() {
     std::vector<std::uint32_t> tids;
     {
@@ -412,6 +427,8 @@ class Collector {
   std::atomic<bool> closed_{false};  // the part of the last finish() is written and closed
   std::atomic<int> pendingSignal_{0};
   std::atomic<int> deferredSignal_{0};  // came while the part was being finished for an exec
+  std::atomic<const volatile std::uint64_t*> pythonEventCounter_{nullptr};
+  std::uint64_t pythonEventsBefore_ = 0;  // a fork child's inherited count
   std::atomic<int> takenSignal_{0};     // the writer thread is acting on it
 };
 
@@ -449,6 +466,10 @@ __attribute__((constructor)) void startCollector() {
 
 ThreadBuffer* attachCurrentThread() {
   return g_collector ? g_collector->attach() : nullptr;
+}
+
+void setPythonEventCounter(const volatile std::uint64_t* counter) {
+  if (g_collector) g_collector->setPythonEventCounter(counter);
 }
 
 bool active() {

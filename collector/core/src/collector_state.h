@@ -69,6 +69,10 @@ inline void recordName(part::RecordType type, const P& payload,
   rememberName(bytes.data(), bytes.size());
 }
 
+// The Python package's event counter (category_abi.h), read when the part ends; null until the
+// package registers it.
+void setPythonEventCounter(const volatile std::uint64_t* counter);
+
 // The CUDA hooks, or nullptr.
 const CudaHooks* cudaHooks();
 

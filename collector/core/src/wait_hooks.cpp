@@ -72,7 +72,7 @@ void waited(Hook& hook, std::uint64_t start) {
     }
     record(b, part::RecordType::kCategoryPush,
            part::CategoryPush{static_cast<std::int64_t>(start), RLSCOPE_CATEGORY_WAITING,
-                              part::kCategoryPushNativeWait, name});
+                              part::categoryPushFlags(true, 0), name});
     record(b, part::RecordType::kCategoryPop, part::Instant{static_cast<std::int64_t>(end)});
   }
   errno = savedErrno;

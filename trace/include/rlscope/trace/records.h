@@ -89,6 +89,9 @@ struct CpuIntervalRecord {
   Category category = Category::kNative;
   StringId nameId = kNoString;  // e.g. the aten op or Python function
   std::string args;             // JSON object text of extra attributes, empty when none
+  // rlscope-prof's Python tracker: the profile-function or sys.monitoring callbacks it handled
+  // on this thread during the interval, each a cost to the program there (docs/calibration.md).
+  std::int64_t pythonEvents = 0;
 };
 
 struct OperationRecord {

@@ -59,6 +59,9 @@ inline constexpr std::string_view kCreatedAt = "created_at";      // ISO 8601 UT
 // Python <-> native transitions the collector's Python hooks recorded (rlscope-prof runs with
 // Python tracking only): calibration subtracts their cost.
 inline constexpr std::string_view kPythonTransitions = "python_transitions";
+// The Python tracker's callbacks in all processes (every thread, untracked calls included):
+// calibration prices each (docs/calibration.md, "Python events").
+inline constexpr std::string_view kPythonEvents = "python_events";
 // Wall time of the profiled command, spawn to exit, in ns (rlscope-prof): the instrumented total
 // that overhead correction starts from.
 inline constexpr std::string_view kCommandElapsedNs = "command_elapsed_ns";

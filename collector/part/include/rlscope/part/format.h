@@ -75,9 +75,11 @@ enum class RecordType : std::uint16_t {
   kNameCategory = 17,    // NvtxHandleName (handle = category) + string: category name
   // CPU categories, from the Python hooks: a per-thread stack of what runs (Python, Backend,
   // Simulator), flattened into rlscope_cpu_intervals by the merge.
-  kCategoryPush = 20,  // CategoryPush
-  kCategoryPop = 21,   // Instant
-  kCategoryName = 22,  // NvtxHandleName (domain 0) + string: the name CategoryPush::name refers to
+  kCategoryPush = 20,       // CategoryPush
+  kCategoryPop = 21,        // Instant
+  kCategoryName = 22,       // NvtxHandleName (domain 0) + string: the name CategoryPush::name refers to
+  kCategoryPopEvents = 23,  // CategoryPopEvents: a pop that counts the Python events before it
+  kPythonEvents = 24,       // PythonEvents: the process's Python events in all (tid 0, at its end)
   // CUDA, from CUPTI activity records.
   kKernel = 30,               // Kernel + string: mangled name
   kMemcpy = 31,               // Memcpy
@@ -193,7 +195,33 @@ struct CategoryPush {
 // The push is the collector's own record of a blocking libc call (a Waiting span), not a Python
 // <-> native transition: calibration does not price it.
 inline constexpr std::uint32_t kCategoryPushNativeWait = 1;
+// The other 31 bits: how many Python events (profile-function or sys.monitoring callbacks) the
+// thread's tracker handled since its previous push or pop, saturated. Each costs the program
+// time where it happened: in the span this push closes (docs/calibration.md, "Python events").
+inline constexpr unsigned kCategoryPushEventsShift = 1;
+inline constexpr std::uint32_t kCategoryPushMaxEvents = 0x7fffffff;
+inline constexpr std::uint32_t categoryPushFlags(bool nativeWait, std::uint64_t events) {
+  std::uint64_t n = events < kCategoryPushMaxEvents ? events : kCategoryPushMaxEvents;
+  return (nativeWait ? kCategoryPushNativeWait : 0) |
+         static_cast<std::uint32_t>(n << kCategoryPushEventsShift);
+}
+inline constexpr std::uint32_t categoryPushEvents(std::uint32_t flags) {
+  return flags >> kCategoryPushEventsShift;
+}
 static_assert(sizeof(CategoryPush) == 24);
+
+struct CategoryPopEvents {
+  std::int64_t time;
+  std::uint64_t events;  // as in CategoryPush's flags: the thread's Python events since its last
+};
+static_assert(sizeof(CategoryPopEvents) == 16);
+
+// The Python tracker's event count of the whole process (every thread, untracked calls included),
+// read from the package's counter when the part ends: the total the calibration prices.
+struct PythonEvents {
+  std::uint64_t events;
+};
+static_assert(sizeof(PythonEvents) == 8);
 
 struct NvtxHandleName {
   std::uint64_t domain;
