@@ -334,8 +334,12 @@ class Collector {
         std::uint64_t v;
         [[maybe_unused]] auto r = ::read(wakeFd_, &v, sizeof v);
       }
-      if (int sig = pendingSignal_.exchange(0)) {
+      if (int sig = pendingSignal_.load()) {
+        // Taken before pending is cleared: an exit reading pending, then taken (finishAtExit),
+        // always sees the signal in one of them.
         takenSignal_.store(sig);
+        int expected = sig;  // a later signal stays pending
+        pendingSignal_.compare_exchange_strong(expected, 0);
         // The process is already leaving (exit, _exit, exec on another thread, which joins this
         // one): let it finish the part; re-raising here would kill it half-way.
         if (!finish(part::EndReason::kSignal, sig)) {
