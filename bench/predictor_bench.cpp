@@ -2,6 +2,8 @@
 //  - BM_PredictKernel: kernel predictions per second through KernelPredictor::predict (two
 //    occupancy computations and the wave / roofline arithmetic each), on launches shaped like
 //    the real A100 traces' (elementwise, reductions, GEMMs), to every GPU of the database.
+//  - BM_PredictKernelTable: `rlscope predict --kernels` without the file: CSV rows parsed,
+//    described (grid, GEMM shape) and predicted, per second (target: >= 10 000 kernels/s).
 //  - BM_MemoryBoundAccuracy: the mean error of memory-bound kernels predicted between every two
 //    GPUs that have a measurement independent of the database's own figure
 //    (bench/predictor/memory_bound_measurements.json): the origin's measured time of a large
@@ -15,9 +17,11 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <sstream>
 #include <stdexcept>
 
 #include "gpu_database.h"
+#include "kernel_table.h"
 #include "wave_scaling.h"
 
 namespace {
@@ -66,6 +70,32 @@ void BM_PredictKernel(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations());
 }
 BENCHMARK(BM_PredictKernel);
+
+void BM_PredictKernelTable(benchmark::State& state) {
+  const GpuDatabase& db = GpuDatabase::builtIn();
+  KernelPredictor predictor(db.get("A100 SXM4 40GB"), db.get("L4"));
+  std::mt19937 rng(11);
+  std::ostringstream table;
+  table << "name,grid,block,regs,smem_static,time_us,gemm\n";
+  const int kRows = 10000;
+  for (int i = 0; i < kRows; ++i) {
+    if (i % 2)
+      table << "ampere_sgemm_128x64_tn,\"" << 1 + rng() % 64 << "," << 1 + rng() % 16
+            << ",1\",128,120,16384," << 5 + rng() % 500 << ",\"1," << 64 * (1 + rng() % 64) << ","
+            << 64 * (1 + rng() % 64) << "," << 64 * (1 + rng() % 64) << "\"\n";
+    else
+      table << "vectorized_elementwise_kernel," << 1 + rng() % 100000 << ",128,16,0,"
+            << 2 + rng() % 300 << ",\n";
+  }
+  const std::string text = table.str();
+  for (auto _ : state) {
+    std::istringstream in(text);
+    std::ostringstream out;
+    benchmark::DoNotOptimize(predictKernelTable(in, out, predictor, "bench.csv"));
+  }
+  state.SetItemsProcessed(state.iterations() * kRows);
+}
+BENCHMARK(BM_PredictKernelTable)->Unit(benchmark::kMillisecond);
 
 struct Measurement {
   std::string gpu;

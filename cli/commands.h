@@ -23,6 +23,9 @@ Run addPredictCommand(CLI::App& app);
 // Progress lines go to stderr, only when stderr is a terminal or RLSCOPE_PROGRESS=1.
 void progress(std::string_view line);
 
+// A duration for people: "22.4 ms" under a second ("0.02 s" says nothing), else "3.14 s".
+std::string elapsedText(double seconds);
+
 // Runs `write` on standard output for an empty path, else on a file that replaces `path` only
 // once it is completely written. Throws with one line when it cannot be written.
 void writeOutput(const std::string& path, const std::function<void(std::ostream&)>& write);

@@ -39,8 +39,8 @@ Run addImportCommand(CLI::App& app) {
     for (const auto& w : stats.warnings) std::cerr << "rlscope: warning: " << w << '\n';
     if (!opts->quiet) {
       std::cout << "imported " << stats.events << " events (" << import::formatName(stats.format)
-                << ") from " << opts->input << " into " << opts->output << " in " << seconds
-                << " s\n";
+                << ") from " << opts->input << " into " << opts->output << " in "
+                << elapsedText(seconds) << "\n";
       for (const auto& [table, rows] : stats.rowsPerTable) {
         if (rows) std::cout << "  " << table << ": " << rows << '\n';
       }

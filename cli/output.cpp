@@ -2,6 +2,7 @@
 // that appears only complete.
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
@@ -18,6 +19,15 @@ void progress(std::string_view line) {
     return ::isatty(STDERR_FILENO) == 1;
   }();
   if (enabled) std::cerr << "rlscope: " << line << '\n';
+}
+
+std::string elapsedText(double seconds) {
+  char text[32];
+  if (seconds < 1)
+    std::snprintf(text, sizeof text, "%.1f ms", seconds * 1e3);
+  else
+    std::snprintf(text, sizeof text, "%.2f s", seconds);
+  return text;
 }
 
 void writeOutput(const std::string& path, const std::function<void(std::ostream&)>& write) {

@@ -249,12 +249,7 @@ int runProf(const ProfOptions& options, std::vector<std::string> command, ProfOu
       auto it = report.rowsPerTable.find(table);
       return it == report.rowsPerTable.end() ? std::uint64_t{0} : it->second;
     };
-    char secs[32];  // a short run in ms: "0.00 s" says nothing
-    if (seconds < 1)
-      std::snprintf(secs, sizeof secs, "%.1f ms", seconds * 1e3);
-    else
-      std::snprintf(secs, sizeof secs, "%.2f s", seconds);
-    say(o, "trace written to " + output.string() + " (" + secs + " run; " +
+    say(o, "trace written to " + output.string() + " (" + elapsedText(seconds) + " run; " +
                plural(static_cast<std::uint64_t>(report.processes), "process") + ", " +
                plural(static_cast<std::uint64_t>(report.threads), "thread") + ", " +
                plural(rows("rlscope_operations"), "operation") + ", " +
@@ -288,8 +283,17 @@ int runPrefixCommand(CLI::App& app, const std::string& name, int argc, char** ar
     std::cerr << name << ": error: " << e.what() << " (see `" << name << " --help`)\n";
     return 2;
   }
+  // prefix_command() makes the first argument it does not know the command's: a mistyped
+  // option would be run as a program ("--bogus: command not found"). Only `--` or a word that
+  // is not an option starts the command.
+  auto command = app.remaining();
+  if (!command.empty() && command.front() != "--" && command.front().starts_with("-")) {
+    std::cerr << name << ": error: unknown option " << command.front() << " (see `" << name
+              << " --help`; the command to profile goes after `--`)\n";
+    return 2;
+  }
   try {
-    return run(app.remaining());
+    return run(std::move(command));
   } catch (const std::exception& e) {
     std::cerr << name << ": error: " << e.what() << '\n';
     return 1;

@@ -1,5 +1,6 @@
 #include "trace_analysis.h"
 
+#include <cmath>
 #include <optional>
 
 #include "breakdown_output.h"
@@ -31,7 +32,8 @@ TraceAnalysis analyzeTraceFile(const std::string& trace, const TraceAnalysisOpti
   TraceAnalysis a;
   a.breakdown = analysis::analyzeTrace(reader, analyze);
   progress("GPU metrics");
-  a.gpu = analysis::computeGpuMetrics(reader);
+  a.gpu = analysis::computeGpuMetrics(
+      reader, {.kernelWaitThreshold = std::llround(options.kernelWaitThresholdUs * 1000.0)});
   a.document = analysis::toJson(a.breakdown);
   a.document["trace"] = trace;
   a.document["gpu"] = analysis::gpuMetricsToJson(a.gpu, options.topKernels);
@@ -54,6 +56,12 @@ void addTraceAnalysisOptions(CLI::App& cmd, TraceAnalysisOptions& options) {
                "times as recorded, even when the trace holds a calibration");
   cmd.add_option("--top-kernels", options.topKernels, "kernels listed, longest total first")
       ->capture_default_str();
+  cmd.add_option("--kernel-wait-threshold-us", options.kernelWaitThresholdUs,
+                 "a gap between two activities of a stream shorter than this, whose work was "
+                 "already launched, is kernel wait (launch overhead); longer ones are other idle "
+                 "time (HTA's consecutive_kernel_delay)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
   cmd.add_option("--view", options.view,
                  "whose time each row is: process (threads and streams unioned), thread (its CPU "
                  "time and the GPU work it launched), or run (every process unioned)")

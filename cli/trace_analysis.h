@@ -23,6 +23,7 @@ struct TraceAnalysisOptions {
   std::string predictTarget;     // a GPU of the database: add the predictor's what-if
   std::string predictOrigin;     // the trace's GPU when its properties do not say
   std::string gpuDatabase;       // a user's GPU database file added to the built-in one
+  double kernelWaitThresholdUs = analysis::kDefaultKernelWaitThreshold / 1000.0;
 };
 
 struct TraceAnalysis {

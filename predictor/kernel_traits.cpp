@@ -38,7 +38,35 @@ Precision precisionOf(const std::string& n) {
   return Precision::kFp32;
 }
 
+// Library names say GEMM or convolution; PyTorch's own kernels say elementwise or normalisation
+// (vectorized_elementwise_kernel, unrolled_elementwise_kernel, vectorized_layer_norm_kernel,
+// cunn_SoftMaxForward, softmax_warp_forward).
+std::optional<KernelFamily> familyOf(const std::string& n, KernelKind kind) {
+  if (kind == KernelKind::kLibrary)
+    return containsAny(n, {"gemm", "hmma", "imma", "tensorop"}) &&
+                   !containsAny(n, {"cudnn", "conv", "fprop", "dgrad", "wgrad", "winograd"})
+               ? KernelFamily::kGemm
+               : KernelFamily::kConv;
+  if (containsAny(n, {"elementwise_kernel"})) return KernelFamily::kElementwise;
+  if (containsAny(n, {"layer_norm", "layernorm", "softmax"})) return KernelFamily::kNormalisation;
+  return std::nullopt;
+}
+
 }  // namespace
+
+const char* kernelFamilyName(KernelFamily family) {
+  switch (family) {
+    case KernelFamily::kGemm:
+      return "gemm";
+    case KernelFamily::kConv:
+      return "conv";
+    case KernelFamily::kNormalisation:
+      return "normalisation";
+    case KernelFamily::kElementwise:
+      break;
+  }
+  return "elementwise";
+}
 
 const char* kernelKindName(KernelKind kind) {
   switch (kind) {
@@ -78,6 +106,7 @@ KernelTraits classifyKernel(std::string_view name) {
   }
   traits.precision = precisionOf(n);
   if (isLibraryKernel(n)) traits.kind = KernelKind::kLibrary;
+  traits.family = familyOf(n, traits.kind);
   return traits;
 }
 

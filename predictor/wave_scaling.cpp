@@ -6,6 +6,10 @@
 namespace rlscope::predictor {
 namespace {
 
+// The learned models' mean error on GPUs they never saw (docs/predictor.md, "Validation").
+constexpr double kLearnedGemmError = 0.298, kLearnedConvError = 0.231,
+                 kLearnedElementwiseError = 0.173, kLearnedNormalisationError = 0.211;
+
 std::int64_t ceilDiv(std::int64_t a, std::int64_t b) {
   return (a + b - 1) / b;
 }
@@ -14,6 +18,8 @@ std::int64_t ceilDiv(std::int64_t a, std::int64_t b) {
 
 const char* methodName(Method m) {
   switch (m) {
+    case Method::kLearned:
+      return "learned model";
     case Method::kWaveScaledMemoryBound:
       return "wave-scaled (memory-bound)";
     case Method::kPeakThroughput:
@@ -26,6 +32,35 @@ const char* methodName(Method m) {
       break;
   }
   return "wave-scaled (roofline)";
+}
+
+double expectedError(const KernelPrediction& p) {
+  // Measured by scripts/validate-predictor.sh (learned: every row; peak ratios: --analytic on
+  // kernel-dominated rows) and BM_MemoryBoundAccuracy; the tables are in docs/predictor.md.
+  bool conv = p.family == KernelFamily::kConv;
+  switch (p.method) {
+    case Method::kLearned:
+      switch (p.family.value_or(KernelFamily::kGemm)) {
+        case KernelFamily::kGemm:
+          return kLearnedGemmError;
+        case KernelFamily::kConv:
+          return kLearnedConvError;
+        case KernelFamily::kElementwise:
+          return kLearnedElementwiseError;
+        case KernelFamily::kNormalisation:
+          return kLearnedNormalisationError;
+      }
+      break;
+    case Method::kPeakThroughput:
+      return conv ? 0.224 : 0.540;
+    case Method::kWaveScaled:
+    case Method::kWaveScaledMemoryBound:
+      return 0.077;
+    case Method::kKept:
+    case Method::kCannotPredict:
+      break;
+  }
+  return 0;
 }
 
 double peakFlops(const GpuSpec& gpu, Precision precision) {
@@ -48,15 +83,18 @@ double peakFlops(const GpuSpec& gpu, Precision precision) {
   return std::max(tflops, gpu.fp32Tflops) * 1e12;
 }
 
-KernelPredictor::KernelPredictor(const GpuSpec& origin, const GpuSpec& target)
+KernelPredictor::KernelPredictor(const GpuSpec& origin, const GpuSpec& target,
+                                 const KernelModels* models)
     : origin_(origin),
       target_(target),
+      models_(models),
       bandwidthRatio_(origin.achievableBandwidthGBs / target.achievableBandwidthGBs),
       clockRatio_(origin.boostClockMhz / target.boostClockMhz) {}
 
 KernelPrediction KernelPredictor::predict(const KernelLaunch& k, const KernelTraits& traits) const {
   if (traits.kind == KernelKind::kCommunication)
     return {.timeNs = k.timeNs, .method = Method::kKept, .gamma = 0};
+  if (auto p = learned(k, traits)) return *p;
   if (k.blocks <= 0 || k.resources.blockSize <= 0) {
     return {.timeNs = k.timeNs,
             .method = Method::kCannotPredict,
@@ -64,6 +102,50 @@ KernelPrediction KernelPredictor::predict(const KernelLaunch& k, const KernelTra
   }
   if (traits.kind == KernelKind::kLibrary) return peakThroughput(k, traits);
   return waveScaled(k, traits);
+}
+
+// The learned models cover FP32 kernels of their families with known work (and shape, for GEMM
+// and convolution). GEMMs and convolutions take the pair model where the file has one: the log
+// of their time ratio between the two GPUs. Otherwise the family's model gives the kernel's time
+// on both GPUs; what the origin measured beyond the model's kernel is taken as time the kernel's
+// operator spends outside the GPU's work (launch, host) and carried over unchanged; a kernel that
+// ran faster than its model on the origin keeps that ratio on the target. Convolutions without a
+// pair model keep the peak ratios, which beat the convolution MLP on held-out GPUs
+// (docs/predictor.md, "Validation").
+std::optional<KernelPrediction> KernelPredictor::learned(const KernelLaunch& k,
+                                                         const KernelTraits& traits) const {
+  if (models_ == nullptr || traits.precision != Precision::kFp32) return std::nullopt;
+  ModelledKernel m{.work = {k.flops, k.dramBytes}, .gemm = k.gemm, .conv = k.conv};
+  if (k.gemm)
+    m.family = KernelFamily::kGemm;
+  else if (k.conv)
+    m.family = KernelFamily::kConv;
+  else if (traits.family == KernelFamily::kElementwise ||
+           traits.family == KernelFamily::kNormalisation)
+    m.family = *traits.family;
+  else
+    return std::nullopt;
+  if (!(k.flops > 0) || !(k.dramBytes > 0) || !(k.timeNs > 0)) return std::nullopt;
+  KernelPrediction p{.method = Method::kLearned, .gamma = 0, .family = m.family};
+  // The same GPU: the time as measured. (The pair models never saw a GPU paired with itself,
+  // and their trees are not exact there.)
+  if (origin_.name == target_.name) {
+    p.timeNs = k.timeNs;
+    return p;
+  }
+  if (models_->coversPairs(m.family) && k.blocks > 0) {
+    double ratio = std::exp(models_->pairLogRatio(m, origin_, target_, k.timeNs / 1e3, k.blocks));
+    if (!std::isfinite(ratio) || !(ratio > 0)) return std::nullopt;
+    p.timeNs = k.timeNs * ratio;
+    return p;
+  }
+  if (m.family == KernelFamily::kConv || !models_->covers(m.family)) return std::nullopt;
+  double originNs = models_->kernelUs(m, origin_) * 1e3;
+  double targetNs = models_->kernelUs(m, target_) * 1e3;
+  if (!std::isfinite(originNs) || !std::isfinite(targetNs) || !(originNs > 0) || !(targetNs > 0))
+    return std::nullopt;
+  p.timeNs = k.timeNs >= originNs ? k.timeNs - originNs + targetNs : k.timeNs * targetNs / originNs;
+  return p;
 }
 
 // Habitat's roofline rule (reference: habitat-method.md §1.4) against the target's ridge point,
@@ -82,8 +164,10 @@ double KernelPredictor::gamma(const KernelLaunch& k, Precision precision) const 
 // The same code on both GPUs: time = waves x time per wave. The compute-bound part of a wave
 // scales with the clock, its memory-bound part with achievable bandwidth; gamma mixes the two
 // (T_d = T_o * r_mem^gamma * r_compute^(1-gamma)). A kernel of less than one wave on both GPUs
-// runs all its blocks at once: its time follows the blocks on the busiest SM and the clock, and
-// being latency- rather than bandwidth-bound, it does not speed up with bandwidth (as Habitat).
+// runs all its blocks at once and is bound by latency, not throughput: instruction and cache
+// latencies, block scheduling and the kernel's own start, all counted in cycles of the SM clock.
+// Its time follows the blocks on the busiest SM and the clock, whatever its gamma (Habitat kept
+// such memory-bound kernels unchanged, which left them unchanged on every GPU).
 KernelPrediction KernelPredictor::waveScaled(const KernelLaunch& k,
                                              const KernelTraits& traits) const {
   KernelPrediction p;
@@ -109,16 +193,14 @@ KernelPrediction KernelPredictor::waveScaled(const KernelLaunch& k,
   p.method = k.flops > 0 ? Method::kWaveScaled : Method::kWaveScaledMemoryBound;
 
   bool small = k.blocks < waveOrigin && k.blocks < waveTarget;
-  double compute, memory;
   if (small) {
-    compute = clockRatio_ * static_cast<double>(ceilDiv(k.blocks, target_.smCount)) /
-              static_cast<double>(ceilDiv(k.blocks, origin_.smCount));
-    memory = 1;
-  } else {
-    compute = clockRatio_ * static_cast<double>(p.wavesTarget) / static_cast<double>(p.wavesOrigin);
-    memory = bandwidthRatio_;
+    p.timeNs = k.timeNs * clockRatio_ * static_cast<double>(ceilDiv(k.blocks, target_.smCount)) /
+               static_cast<double>(ceilDiv(k.blocks, origin_.smCount));
+    return p;
   }
-  p.timeNs = k.timeNs * std::pow(memory, p.gamma) * std::pow(compute, 1 - p.gamma);
+  double compute =
+      clockRatio_ * static_cast<double>(p.wavesTarget) / static_cast<double>(p.wavesOrigin);
+  p.timeNs = k.timeNs * std::pow(bandwidthRatio_, p.gamma) * std::pow(compute, 1 - p.gamma);
   return p;
 }
 
@@ -129,6 +211,7 @@ KernelPrediction KernelPredictor::peakThroughput(const KernelLaunch& k,
                                                  const KernelTraits& traits) const {
   KernelPrediction p;
   p.method = Method::kPeakThroughput;
+  p.family = traits.family;
   double usedOrigin = static_cast<double>(std::min<std::int64_t>(k.blocks, origin_.smCount));
   double usedTarget = static_cast<double>(std::min<std::int64_t>(k.blocks, target_.smCount));
   double originRate = peakFlops(origin_, traits.precision) * usedOrigin / origin_.smCount;

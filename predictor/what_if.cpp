@@ -8,6 +8,8 @@
 #include <unordered_map>
 
 #include "breakdown.h"
+#include "replay.h"
+#include "rlscope/trace/schema.h"
 
 namespace rlscope::predictor {
 namespace {
@@ -53,6 +55,13 @@ class DevicePredictors {
  public:
   DevicePredictors(trace::TraceReader& reader, const GpuDatabase& db, const GpuSpec& target,
                    const PredictOptions& options, RunPrediction& out) {
+    // Its kernel models, wave scaling and GPU database are NVIDIA's: an AMD run's kernels (HIP,
+    // 64-wide wavefronts, compute units) would be predicted as if they were CUDA kernels.
+    if (auto vendor = reader.metaValue(trace::meta::kGpuVendor); vendor && *vendor != "NVIDIA")
+      throw std::runtime_error(
+          "cannot predict: the predictor covers NVIDIA GPUs only, and this "
+          "trace ran on " +
+          *vendor + " GPUs");
     if (options.origin) {
       fallback_ = std::make_unique<KernelPredictor>(*options.origin, target);
       out.origin = options.origin->name;
@@ -111,21 +120,24 @@ class ActivityPredictions {
     const Factor& f = factorOf(r, nameId);
     double origin = static_cast<double>(r.end - r.start);
     double predicted = origin * f.factor;
-    record(r.globalPid, r.correlationId, origin, predicted);
+    record({r.globalPid, r.deviceId, r.streamId, r.correlationId, r.start, r.end, predicted,
+            expectedError(f.prediction)});
     addToGroup(nameId, origin, predicted, f.prediction);
     ++out_.kernelLaunches;
   }
 
   // Copies within a GPU and memsets stream through DRAM; copies to and from the host or another
   // GPU are set by the interconnect, which the database does not model: they keep their time.
-  void addCopy(std::int64_t device, std::int64_t pid, std::int64_t correlation, double origin,
-               bool onDevice) {
-    double predicted = onDevice ? predictors_.of(device).predictDeviceCopyNs(origin) : origin;
-    record(pid, correlation, origin, predicted);
+  void addCopy(GpuActivity a, bool onDevice) {
+    double origin = static_cast<double>(a.end - a.start);
+    a.predictedNs = onDevice ? predictors_.of(a.device).predictDeviceCopyNs(origin) : origin;
+    // A device copy scales with bandwidth, as a memory-bound kernel does; other copies are kept.
+    a.expectedError = onDevice ? expectedError({.method = Method::kWaveScaledMemoryBound}) : 0;
+    record(a);
   }
 
-  // The kernel groups into the prediction, longest first, with notes; the durations.
-  std::unordered_map<std::int64_t, double> finish() {
+  // The kernel groups into the prediction, longest first, with notes.
+  void finish() {
     for (auto& [id, g] : groups_) {
       out_.cannotPredict += g.cannotPredict;
       out_.kernels.push_back(std::move(g));
@@ -140,8 +152,11 @@ class ActivityPredictions {
       out_.notes.push_back(std::to_string(out_.cannotPredict) +
                            " kernel launches cannot be predicted (see the kernels marked so) and "
                            "keep their origin time");
-    return std::move(byCorrelation_);
   }
+
+  // Predicted durations by run correlation id, for the breakdown to add up per operation.
+  std::unordered_map<std::int64_t, double>& byCorrelation() { return byCorrelation_; }
+  std::vector<GpuActivity>& activities() { return activities_; }
 
  private:
   // Launches alike share one prediction (it is proportional to the origin time).
@@ -186,22 +201,26 @@ class ActivityPredictions {
       g.gamma = p.gamma;
       g.occupancyOrigin = p.occupancyOrigin;
       g.occupancyTarget = p.occupancyTarget;
+      g.expectedError = expectedError(p);
     }
   }
 
-  void record(std::int64_t pid, std::int64_t correlation, double origin, double predicted) {
-    if (correlation)
-      byCorrelation_[analysis::runCorrelation(pid, correlation)] = predicted;
+  void record(const GpuActivity& a) {
+    if (a.correlation)
+      byCorrelation_[analysis::runCorrelation(a.globalPid, a.correlation)] = a.predictedNs;
     else
       ++uncorrelated_;
-    out_.gpuOriginNs += origin;
-    out_.gpuPredictedNs += predicted;
+    out_.gpuOriginNs += static_cast<double>(a.end - a.start);
+    out_.gpuPredictedNs += a.predictedNs;
+    out_.gpuExpectedErrorNs += a.predictedNs * a.expectedError;
+    activities_.push_back(a);
   }
 
   trace::TraceReader& reader_;
   const DevicePredictors& predictors_;
   RunPrediction& out_;
   std::unordered_map<std::int64_t, double> byCorrelation_;
+  std::vector<GpuActivity> activities_;
   std::unordered_map<LaunchKey, Factor, LaunchKeyHash> factors_;
   std::unordered_map<trace::StringId, KernelTraits> traits_;
   std::unordered_map<trace::StringId, KernelGroupPrediction> groups_;
@@ -209,22 +228,19 @@ class ActivityPredictions {
   std::uint64_t uncorrelated_ = 0;
 };
 
-std::unordered_map<std::int64_t, double> predictActivities(trace::TraceReader& reader,
-                                                           const DevicePredictors& predictors,
-                                                           RunPrediction& out) {
-  ActivityPredictions predictions(reader, predictors, out);
+void predictActivities(trace::TraceReader& reader, ActivityPredictions& predictions) {
   trace::EventFilter all;
   all.storageOrder = true;
   reader.forEachKernel(all, [&](const trace::KernelRecord& r) { predictions.addKernel(r); });
   reader.forEachMemcpy(all, [&](const trace::MemcpyRecord& r) {
-    predictions.addCopy(r.deviceId, r.globalPid, r.correlationId,
-                        static_cast<double>(r.end - r.start), r.copyKind == kCopyDeviceToDevice);
+    predictions.addCopy({r.globalPid, r.deviceId, r.streamId, r.correlationId, r.start, r.end},
+                        r.copyKind == kCopyDeviceToDevice);
   });
   reader.forEachMemset(all, [&](const trace::MemsetRecord& r) {
-    predictions.addCopy(r.deviceId, r.globalPid, r.correlationId,
-                        static_cast<double>(r.end - r.start), true);
+    predictions.addCopy({r.globalPid, r.deviceId, r.streamId, r.correlationId, r.start, r.end},
+                        true);
   });
-  return predictions.finish();
+  predictions.finish();
 }
 
 // One operation on the target: CPU-only and idle time stay; GPU-only time and the CPU's waits
@@ -232,7 +248,8 @@ std::unordered_map<std::int64_t, double> predictActivities(trace::TraceReader& r
 // GPU ran becomes the longer of the two. The scale is that of the work running during the
 // operation (its GPU and CPU+GPU times are wall-time quantities too), else of the work it
 // launched, else the run's.
-OperationPrediction predictOperation(const OperationBreakdown& o, double runScale) {
+OperationPrediction predictOperation(const OperationBreakdown& o, double runScale,
+                                     double gpuError) {
   OperationPrediction p;
   p.process = o.process;
   p.name = o.name;
@@ -249,6 +266,7 @@ OperationPrediction predictOperation(const OperationBreakdown& o, double runScal
   double busy = p.cpuGpuNs - p.gpuWaitNs;
   p.predictedNs =
       p.cpuNs + p.idleNs + (p.gpuNs + p.gpuWaitNs) * p.gpuScale + std::max(busy, busy * p.gpuScale);
+  p.expectedErrorNs = gpuError * (p.predictedNs - p.cpuNs - p.idleNs);
   return p;
 }
 
@@ -314,15 +332,16 @@ RunPrediction predictRun(trace::TraceReader& reader, const GpuDatabase& db, cons
   out.target = target.name;
   DevicePredictors predictors(reader, db, target, options, out);
   if (options.progress) options.progress("predicting GPU activity on " + target.name);
-  auto predicted = predictActivities(reader, predictors, out);
+  ActivityPredictions activities(reader, predictors, out);
+  predictActivities(reader, activities);
   double runScale = out.gpuOriginNs > 0 ? out.gpuPredictedNs / out.gpuOriginNs : 1;
 
   analysis::AnalyzeOptions analyze;
-  analyze.predictedGpuNs = &predicted;
+  analyze.predictedGpuNs = &activities.byCorrelation();
   analyze.progress = options.progress;
   Breakdown perProcess = analysis::analyzeTrace(reader, analyze);
   for (const auto& o : perProcess.operations)
-    out.operations.push_back(predictOperation(o, runScale));
+    out.operations.push_back(predictOperation(o, runScale, out.gpuExpectedError()));
 
   // The run: its operations unioned over processes (one process: the same rows). Time no row
   // covers stays as it is.
@@ -334,13 +353,35 @@ RunPrediction predictRun(trace::TraceReader& reader, const GpuDatabase& db, cons
   }
   const Breakdown& whole = severalProcesses ? run : perProcess;
   out.originNs = static_cast<double>(whole.totalNs);
-  out.predictedNs = out.originNs;
+  out.operationModelNs = out.originNs;
+  double operationModelErrorNs = 0;
   for (const auto& o : whole.operations) {
-    OperationPrediction p = predictOperation(o, runScale);
-    out.predictedNs += p.predictedNs - p.originNs;
+    OperationPrediction p = predictOperation(o, runScale, out.gpuExpectedError());
+    out.operationModelNs += p.predictedNs - p.originNs;
+    operationModelErrorNs += p.expectedErrorNs;
     out.gpuBoundNs += p.gpuNs + p.gpuWaitNs;
   }
   out.cpuBound = out.gpuBoundNs < kCpuBoundShare * out.originNs;
+
+  // The run itself: the trace replayed with the predicted durations, where it has the CUDA calls
+  // to replay from; else the operation model's sum.
+  if (options.progress) options.progress("replaying the run");
+  out.replay = replayRun(reader, std::move(activities.activities()));
+  double fromReplay = out.originNs - out.replay.originNs;  // the two spans' starts differ
+  out.predictedNs =
+      out.replay.replayed ? fromReplay + out.replay.predictedNs : out.operationModelNs;
+  out.predictedLowNs = out.replay.replayed ? fromReplay + out.replay.predictedLowNs
+                                           : out.operationModelNs - operationModelErrorNs;
+  out.predictedHighNs = out.replay.replayed ? fromReplay + out.replay.predictedHighNs
+                                            : out.operationModelNs + operationModelErrorNs;
+  if (!out.replay.replayed)
+    out.notes.push_back(
+        "the trace records no CUDA calls to replay: the run is the sum of its operations' "
+        "predictions");
+  else if (out.replay.unlaunched)
+    out.notes.push_back(std::to_string(out.replay.unlaunched) +
+                        " GPU activities have no recorded launching call: replayed at their "
+                        "recorded start");
   return out;
 }
 

@@ -12,6 +12,7 @@
 
 #include "gpu_database.h"
 #include "kernel_traits.h"
+#include "replay.h"
 #include "rlscope/trace/reader.h"
 #include "wave_scaling.h"
 
@@ -34,6 +35,7 @@ struct KernelGroupPrediction {
   double originNs = 0, predictedNs = 0;
   double gamma = 0;  // of its longest launch
   int occupancyOrigin = 0, occupancyTarget = 0;
+  double expectedError = 0;  // of its longest launch's method (expectedError), a fraction
 };
 
 struct OperationPrediction {
@@ -43,13 +45,22 @@ struct OperationPrediction {
   double cpuNs = 0, gpuNs = 0, cpuGpuNs = 0, idleNs = 0;
   double gpuWaitNs = 0;  // of cpuGpu, the CPU waiting in synchronizing calls
   double gpuScale = 1;   // predicted / origin time of the GPU work it launched
+  // The part of predictedNs that follows the GPU times the run's GPU-weighted expected error.
+  double expectedErrorNs = 0;
 };
 
 struct RunPrediction {
   std::string origin, target;  // database names
   std::string originFrom;      // "trace" (matched from its GPU properties) or "--origin"
-  double originNs = 0, predictedNs = 0;
+  // predictedNs: the run replayed (replay.replayed), else operationModelNs, the sum of the
+  // operations' first-order predictions (kept beside the replay for comparison).
+  double originNs = 0, predictedNs = 0, operationModelNs = 0;
+  // The expected range of predictedNs: the run again with every GPU duration at the low and at
+  // the high end of its expected error.
+  double predictedLowNs = 0, predictedHighNs = 0;
+  ReplayResult replay;
   double gpuOriginNs = 0, gpuPredictedNs = 0;  // every GPU activity, summed
+  double gpuExpectedErrorNs = 0;  // every GPU activity's predicted time x its expected error
   // Time the run's result waited on the GPU: GPU-only time plus the CPU's waits in
   // synchronizing calls. An infinitely fast GPU saves at most this.
   double gpuBoundNs = 0;
@@ -60,6 +71,10 @@ struct RunPrediction {
   std::vector<std::string> notes;
 
   double speedup() const { return predictedNs > 0 ? originNs / predictedNs : 0; }
+  // The GPU work's expected error, a fraction: its predictions' errors weighted by their time.
+  double gpuExpectedError() const {
+    return gpuPredictedNs > 0 ? gpuExpectedErrorNs / gpuPredictedNs : 0;
+  }
   double maxSpeedup() const {
     return originNs > gpuBoundNs ? originNs / (originNs - gpuBoundNs) : 0;
   }

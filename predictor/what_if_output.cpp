@@ -32,7 +32,8 @@ nlohmann::json kernelJson(const KernelGroupPrediction& k) {
           {"predicted_us", us(k.predictedNs)},
           {"gamma", k.gamma},
           {"occupancy_origin", k.occupancyOrigin},
-          {"occupancy_target", k.occupancyTarget}};
+          {"occupancy_target", k.occupancyTarget},
+          {"expected_error", k.expectedError}};
 }
 
 nlohmann::json operationJson(const OperationPrediction& o) {
@@ -46,7 +47,8 @@ nlohmann::json operationJson(const OperationPrediction& o) {
           {"cpu_gpu_us", us(o.cpuGpuNs)},
           {"gpu_wait_us", us(o.gpuWaitNs)},
           {"idle_us", us(o.idleNs)},
-          {"gpu_scale", o.gpuScale}};
+          {"gpu_scale", o.gpuScale},
+          {"expected_error_us", us(o.expectedErrorNs)}};
 }
 
 }  // namespace
@@ -63,13 +65,22 @@ nlohmann::json toJson(const RunPrediction& p) {
           {"run",
            {{"origin_us", us(p.originNs)},
             {"predicted_us", us(p.predictedNs)},
+            {"predicted_low_us", us(p.predictedLowNs)},
+            {"predicted_high_us", us(p.predictedHighNs)},
             {"speedup", p.speedup()},
             {"gpu_bound_us", us(p.gpuBoundNs)},
             {"max_speedup", p.maxSpeedup()},
-            {"cpu_bound", p.cpuBound}}},
+            {"cpu_bound", p.cpuBound},
+            {"model", p.replay.replayed ? "replay" : "operations"},
+            {"operation_model_us", us(p.operationModelNs)},
+            {"longest_stream_us", us(p.replay.longestStreamNs)},
+            {"longest_cpu_path_us", us(p.replay.longestCpuPathNs)},
+            {"replayed_calls", p.replay.calls},
+            {"replayed_waits", p.replay.waits}}},
           {"gpu",
            {{"origin_us", us(p.gpuOriginNs)},
             {"predicted_us", us(p.gpuPredictedNs)},
+            {"expected_error", p.gpuExpectedError()},
             {"kernel_launches", p.kernelLaunches},
             {"cannot_predict", p.cannotPredict}}},
           {"operations", ops},
@@ -81,38 +92,50 @@ void writeTable(const RunPrediction& p, std::size_t topKernels, std::ostream& ou
   out << "prediction: " << p.origin << " (from " << p.originFrom << ") -> " << p.target << "\n"
       << p.verdict() << "\n\n";
   out << format(
-      "run: %.3f ms -> %.3f ms (%.2fx); GPU work %.3f ms -> %.3f ms over %llu kernel "
-      "launches\n",
-      p.originNs / 1e6, p.predictedNs / 1e6, p.speedup(), p.gpuOriginNs / 1e6,
-      p.gpuPredictedNs / 1e6, static_cast<unsigned long long>(p.kernelLaunches));
+      "run: %.3f ms -> %.3f ms (%.2fx; expected %.3f .. %.3f ms); GPU work %.3f ms -> %.3f ms "
+      "(± %.0f %%) over %llu kernel launches\n",
+      p.originNs / 1e6, p.predictedNs / 1e6, p.speedup(), p.predictedLowNs / 1e6,
+      p.predictedHighNs / 1e6, p.gpuOriginNs / 1e6, p.gpuPredictedNs / 1e6,
+      100 * p.gpuExpectedError(), static_cast<unsigned long long>(p.kernelLaunches));
+  if (p.replay.replayed)
+    out << format(
+        "replayed: %llu CUDA calls (%llu waited for the GPU); bounds kept: longest stream %.3f "
+        "ms, longest CPU path %.3f ms; the operations' sum would say %.3f ms\n",
+        static_cast<unsigned long long>(p.replay.calls),
+        static_cast<unsigned long long>(p.replay.waits), p.replay.longestStreamNs / 1e6,
+        p.replay.longestCpuPathNs / 1e6, p.operationModelNs / 1e6);
 
   out << "\n"
-      << format("%-12s %-32s %-10s %11s %11s %11s %11s %8s\n", "process", "operation", "phase",
-                "ms", "predicted", "GPU-only", "CPU+GPU", "GPU x");
+      << format("%-12s %-32s %-10s %11s %11s %9s %11s %11s %8s\n", "process", "operation", "phase",
+                "ms", "predicted", "±", "GPU-only", "CPU+GPU", "GPU x");
   for (const auto& o : p.operations)
-    out << format("%-12lld %-32s %-10s %11.3f %11.3f %11.3f %11.3f %8.3f\n",
+    out << format("%-12lld %-32s %-10s %11.3f %11.3f %9.3f %11.3f %11.3f %8.3f\n",
                   static_cast<long long>(o.process), fit(o.name, 32).c_str(),
-                  fit(o.phase, 10).c_str(), o.originNs / 1e6, o.predictedNs / 1e6, o.gpuNs / 1e6,
-                  o.cpuGpuNs / 1e6, o.gpuScale);
+                  fit(o.phase, 10).c_str(), o.originNs / 1e6, o.predictedNs / 1e6,
+                  o.expectedErrorNs / 1e6, o.gpuNs / 1e6, o.cpuGpuNs / 1e6, o.gpuScale);
 
   if (!p.kernels.empty()) {
     out << "\n"
-        << format("%-60s %8s %11s %11s %-26s %5s %7s\n", "kernel (top by origin time)", "launches",
-                  "ms", "predicted", "method", "gamma", "occ o/t");
+        << format("%-60s %8s %11s %11s %5s %-26s %5s %7s\n", "kernel (top by origin time)",
+                  "launches", "ms", "predicted", "±", "method", "gamma", "occ o/t");
     for (std::size_t i = 0; i < p.kernels.size() && i < topKernels; ++i) {
       const auto& k = p.kernels[i];
       // Occupancy matters to wave scaling only.
       std::string occupancy = k.occupancyTarget ? std::to_string(k.occupancyOrigin) + "/" +
                                                       std::to_string(k.occupancyTarget)
                                                 : "-";
-      out << format("%-60s %8llu %11.3f %11.3f %-26s %5.2f %7s\n", fit(k.name, 60).c_str(),
+      std::string error =
+          k.expectedError > 0 ? format("%.0f%%", 100 * k.expectedError) : std::string("?");
+      out << format("%-60s %8llu %11.3f %11.3f %5s %-26s %5.2f %7s\n", fit(k.name, 60).c_str(),
                     static_cast<unsigned long long>(k.launches), k.originNs / 1e6,
-                    k.predictedNs / 1e6, methodName(k.method), k.gamma, occupancy.c_str());
+                    k.predictedNs / 1e6, error.c_str(), methodName(k.method), k.gamma,
+                    occupancy.c_str());
     }
   }
   out << "\nGPU x: predicted / origin time of the GPU work the operation launched. CPU-only and "
          "idle time stay;\nGPU-only time and waits in synchronizing calls scale; other CPU+GPU "
-         "time becomes the longer of\nthe two (docs/predictor.md).\n";
+         "time becomes the longer of\nthe two. ±: expected error (ms; kernels: mean error of their "
+         "method where measured, ?:\nkept as recorded, not modelled) (docs/predictor.md).\n";
   for (const auto& n : p.notes) out << "note: " << n << "\n";
 }
 

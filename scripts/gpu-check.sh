@@ -332,6 +332,11 @@ print(int(round(1e6 * r['predicted_us'] / r['origin_us'])) if r['origin_us'] > 0
     mapfile -t r <<<"$ratios"
     check "predict: GPU time on itself / recorded (x1e6)" "${r[0]}" eq 1000000
     check "predict: GPU time on an A100 / recorded (x1e6)" "${r[1]}" gt 0
+    # The replayed run keeps its bounds: never shorter than a stream's serial work (1 = kept).
+    bounds=$("$rlscope_bin" predict "$trace" --target A100 --format json |
+      python3 -c "import json, sys; r = json.load(sys.stdin)['run']
+print(int(r['model'] != 'replay' or r['predicted_us'] + 1 >= r['longest_stream_us']))")
+    check "predict: the replayed run on an A100 is at least its longest stream" "$bounds" eq 1
   fi
 fi
 

@@ -32,6 +32,7 @@ packages=(
   qt6-base-dev libgl-dev
   python3-dev python3-venv
   clang-format
+  clang  # libFuzzer (scripts/fuzz.sh)
 )
 
 missing=()
@@ -46,14 +47,23 @@ setup_python() {
   local root venv
   root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
   venv="$root/.venv"
-  if [ -x "$venv/bin/python3" ] && "$venv/bin/python3" -c "import numpy, pytest, nvtx" 2>/dev/null; then
+  if [ -x "$venv/bin/python3" ] && "$venv/bin/python3" -c "import numpy, pytest, nvtx, hta" 2>/dev/null; then
     echo "setup: Python environment .venv present"
     return 0
   fi
-  echo "setup: creating the Python environment .venv (numpy, pytest, nvtx)"
-  python3 -m venv "$venv" || { echo "setup: warning: python3 -m venv failed; Python tests will be skipped" >&2; return 0; }
+  echo "setup: creating the Python environment .venv (numpy, pytest, nvtx, HTA)"
+  [ -x "$venv/bin/python3" ] || python3 -m venv "$venv" ||
+    { echo "setup: warning: python3 -m venv failed; Python tests will be skipped" >&2; return 0; }
   "$venv/bin/python3" -m pip install -q --disable-pip-version-check numpy pytest nvtx ||
     echo "setup: warning: pip could not install numpy, pytest and nvtx; Python tests will be skipped" >&2
+  # Holistic Trace Analysis, the oracle of tests/python/test_hta_oracle.py. Its own requirements
+  # pull in JupyterLab, which it does not import: install what it imports, then HTA alone. HTA
+  # 0.5.0 predates pandas 3.
+  "$venv/bin/python3" -m pip install -q --disable-pip-version-check "pandas<3" plotly pyyaml \
+    psutil networkx &&
+    "$venv/bin/python3" -m pip install -q --disable-pip-version-check --no-deps \
+      HolisticTraceAnalysis==0.5.0 ||
+    echo "setup: warning: pip could not install HTA; the HTA comparison will be skipped" >&2
   # The Python sample's MuJoCo Hopper environment; the sample falls back to its numpy one.
   "$venv/bin/python3" -m pip install -q --disable-pip-version-check "gymnasium[mujoco]" ||
     echo "setup: note: gymnasium[mujoco] not installed; the Python sample uses its numpy environment" >&2

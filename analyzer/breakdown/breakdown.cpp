@@ -283,17 +283,21 @@ CudaReadState readCudaAndOperations(trace::TraceReader& reader, View view, Group
              if (view == View::kThread && correlation) launcher.emplace(correlation, tid);
            }
          });
-  for (auto [table, category] : {std::pair{trace::table::kKernel, Category::kGpuKernel},
-                                 std::pair{trace::table::kMemcpy, Category::kGpuMemcpy},
-                                 std::pair{trace::table::kMemset, Category::kGpuMemset}})
-    scan(reader.db(), table, "start, end, globalPid, correlationId", [&](trace::Statement& st) {
-      TimeNs start = st.columnInt(0), end = st.columnInt(1);
-      std::int64_t pid = st.columnInt(2);
-      std::int64_t correlation = runCorrelation(pid, st.columnInt(3));
-      if (auto* e =
-              b.addInterval(gpuKey(b, view, launcher, pid, correlation), start, end, category))
-        e->gpu.push_back({start, end, correlation});
-    });
+  for (const auto& tableCategory : {std::pair{trace::table::kKernel, Category::kGpuKernel},
+                                    std::pair{trace::table::kMemcpy, Category::kGpuMemcpy},
+                                    std::pair{trace::table::kMemset, Category::kGpuMemset}}) {
+    // Not a structured binding: Clang before 16 cannot capture one in the lambda.
+    Category category = tableCategory.second;
+    scan(reader.db(), tableCategory.first, "start, end, globalPid, correlationId",
+         [&](trace::Statement& st) {
+           TimeNs start = st.columnInt(0), end = st.columnInt(1);
+           std::int64_t pid = st.columnInt(2);
+           std::int64_t correlation = runCorrelation(pid, st.columnInt(3));
+           if (auto* e =
+                   b.addInterval(gpuKey(b, view, launcher, pid, correlation), start, end, category))
+             e->gpu.push_back({start, end, correlation});
+         });
+  }
   // Operations and phases are few; the for-each API fills their whole records.
   trace::EventFilter all;
   all.storageOrder = true;
@@ -490,11 +494,11 @@ void addPythonOverhead(ProcessEvents& e, const OverheadCosts& costs) {
     if (it != boundaries.end() && s.end > s.start) {
       const auto& b = it->second;
       double perNs = cost / static_cast<double>(s.end - s.start);
-      for (auto cut = std::upper_bound(b.begin(), b.end(), s.start);
-           cut != b.end() && *cut < s.end; ++cut) {
+      for (auto cut = std::upper_bound(b.begin(), b.end(), s.start); cut != b.end() && *cut < s.end;
+           ++cut) {
         if (*cut == from) continue;
-        pieces.push_back({s.globalTid, from, perNs * static_cast<double>(*cut - from),
-                          kPythonEventSource});
+        pieces.push_back(
+            {s.globalTid, from, perNs * static_cast<double>(*cut - from), kPythonEventSource});
         cost -= perNs * static_cast<double>(*cut - from);
         from = *cut;
       }
@@ -570,12 +574,12 @@ void addNativeTime(ProcessEvents& e) {
 void reserveAddedIntervals(ProcessEvents& e, const OverheadCosts* costs) {
   std::size_t added = e.operations.size();  // at most one Native interval per operation
   if (costs)
-    added += (costs->on[kAnnotationSource] ? e.operations.size() : 0) +
-             (costs->on[kTransitionSource] ? 2 * e.nativeCalls.size() : 0) +
-             (costs->on[kPythonEventSource] ? e.pythonEventSpans.size() + 2 * e.operations.size()
-                                            : 0) +
-             ((costs->on[kInterceptionSource] ? 1 : 0) + (costs->on[kCuptiSource] ? 1 : 0)) *
-                 e.apiCalls.size();
+    added +=
+        (costs->on[kAnnotationSource] ? e.operations.size() : 0) +
+        (costs->on[kTransitionSource] ? 2 * e.nativeCalls.size() : 0) +
+        (costs->on[kPythonEventSource] ? e.pythonEventSpans.size() + 2 * e.operations.size() : 0) +
+        ((costs->on[kInterceptionSource] ? 1 : 0) + (costs->on[kCuptiSource] ? 1 : 0)) *
+            e.apiCalls.size();
   std::size_t needed = e.categories.size() + added;
   if (e.categories.capacity() == needed) return;
   std::vector<CategoryInterval> exact;
@@ -821,8 +825,8 @@ OverheadCosts overheadCosts(trace::TraceReader& reader, const AnalyzeOptions& op
   const Calibration& cal = *options.calibration;
   OverheadCosts costs;
   costs.calibration = &cal;
-  const std::array<const char*, kOverheadSources.size()> feature = {
-      "nvtx", "python", "cuda_api", "gpu_activity", "python"};
+  const std::array<const char*, kOverheadSources.size()> feature = {"nvtx", "python", "cuda_api",
+                                                                    "gpu_activity", "python"};
   bool gpuUnavailable =
       reader.metaValue(trace::meta::kGpuActivity).value_or("").starts_with("unavailable");
   bool hasTransitions = reader.metaValue(trace::meta::kPythonTransitions).value_or("0") != "0";
@@ -836,7 +840,7 @@ OverheadCosts overheadCosts(trace::TraceReader& reader, const AnalyzeOptions& op
     if (!recorded) {
       if (calibrated)
         correction.notes.push_back(std::string(source) + ": not applied, " + feature[i] +
-                                   " was off in this trace");
+                                   " was not recorded in this trace");
       continue;
     }
     if (!calibrated) {
@@ -897,7 +901,8 @@ void correctTotal(trace::TraceReader& reader, const OverheadCosts& costs,
     if (!window) continue;
     nativeCalls += static_cast<std::int64_t>(e.nativeCalls.size());
     for (const auto& n : e.nativeCalls) nativeInside += startsIn(window, n.start) ? 1 : 0;
-    for (const auto& s : e.pythonEventSpans) eventsInside += startsIn(window, s.start) ? s.events : 0;
+    for (const auto& s : e.pythonEventSpans)
+      eventsInside += startsIn(window, s.start) ? s.events : 0;
   }
   // The events correction removes a cost for, as the calibration counts them: their variance.
   EventCounts removed;

@@ -5,6 +5,8 @@
 #include <limits>
 #include <string>
 
+#include "rlscope/trace/micros_text.h"
+
 namespace rlscope::analysis {
 
 namespace {
@@ -235,7 +237,7 @@ void writeCsv(const Breakdown& b, std::ostream& out) {
       out << o.process << ',';
       if (threads) out << o.thread << ',';
       out << csvField(o.name) << ',' << csvField(o.phase) << ',' << csvField(joined(c.set, "+"))
-          << ',' << us(c.time) << '\n';
+          << ',' << trace::microsText(c.time) << '\n';
     }
 }
 

@@ -101,27 +101,6 @@ void escapeJson(std::string_view text, Append&& append) {
 
 }  // namespace
 
-std::size_t formatMicros(std::int64_t ns, char* out) {
-  char* p = out;
-  auto magnitude = static_cast<std::uint64_t>(ns);
-  if (ns < 0) {
-    *p++ = '-';
-    magnitude = 0 - magnitude;  // also right for INT64_MIN
-  }
-  p = std::to_chars(p, out + kMaxMicrosChars, magnitude / 1000).ptr;
-  auto fraction = static_cast<unsigned>(magnitude % 1000);
-  p[0] = '.';
-  p[1] = static_cast<char>('0' + fraction / 100);
-  p[2] = static_cast<char>('0' + fraction / 10 % 10);
-  p[3] = static_cast<char>('0' + fraction % 10);
-  return static_cast<std::size_t>(p + 4 - out);
-}
-
-std::string microsText(std::int64_t ns) {
-  char buf[kMaxMicrosChars];
-  return std::string(buf, formatMicros(ns, buf));
-}
-
 void appendJsonString(std::string& out, std::string_view text) {
   out += '"';
   escapeJson(text, [&](std::string_view piece) { out += piece; });

@@ -11,16 +11,14 @@
 #include <string>
 #include <string_view>
 
+#include "rlscope/trace/micros_text.h"
+
 namespace rlscope::exporter {
 
-// Longest text formatMicros writes: sign, 16 integer digits, point, 3 decimals.
-inline constexpr std::size_t kMaxMicrosChars = 21;
-
-// Integer nanoseconds as microseconds with exactly three decimals ("1.500", "-0.001"), computed
-// with integer arithmetic so that every int64 value survives a round trip. Writes into `out`
-// (at least kMaxMicrosChars bytes) and returns the number of characters written.
-std::size_t formatMicros(std::int64_t ns, char* out);
-std::string microsText(std::int64_t ns);
+// Exact microsecond text of nanosecond times (rlscope/trace/micros_text.h).
+using trace::formatMicros;
+using trace::kMaxMicrosChars;
+using trace::microsText;
 
 // Appends `text` as a quoted JSON string: quotes, backslashes and control characters escaped,
 // UTF-8 kept as is, each byte of an invalid UTF-8 sequence replaced by U+FFFD.

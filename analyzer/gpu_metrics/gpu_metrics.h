@@ -26,10 +26,13 @@ std::string_view memcpyName(std::int64_t copyKind);
 inline constexpr std::string_view kMemsetName = "[CUDA memset]";
 inline constexpr std::string_view kUnnamedKernel = "(unnamed kernel)";
 
+// HTA's consecutive_kernel_delay default: 30, compared with gaps in microseconds.
+inline constexpr trace::TimeNs kDefaultKernelWaitThreshold = 30'000;
+
 struct GpuMetricsOptions {
   // A gap shorter than this between two activities of one stream, not explained by a late launch,
-  // is "kernel wait" (launch overhead). HTA's consecutive_kernel_delay, whose default is 30 ns.
-  trace::TimeNs kernelWaitThreshold = 30;
+  // is "kernel wait" (launch overhead). HTA's consecutive_kernel_delay (30 µs by default).
+  trace::TimeNs kernelWaitThreshold = kDefaultKernelWaitThreshold;
 };
 
 // Durations of one kernel name. Mean and spread use Welford's update, so per-process statistics

@@ -4,11 +4,13 @@
 
 #include <algorithm>
 #include <array>
+#include <charconv>
 #include <condition_variable>
 #include <cstring>
 #include <exception>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -203,8 +205,32 @@ std::string_view rawValue(od::value v, const Where& where) {
   return trimmed(v.raw_json_token());
 }
 
+// An integer written as text: decimal, or hexadecimal after "0x" (ROCm's Kineto writes stream
+// handles as "0x7f3a2c000000" and sizes as "1024"). Hexadecimal keeps the 64 bits of a pointer.
+std::optional<std::int64_t> integerOfText(std::string_view text) {
+  bool hex = text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X');
+  const char* first = text.data() + (hex ? 2 : 0);
+  const char* last = text.data() + text.size();
+  if (hex) {
+    std::uint64_t u = 0;
+    auto [end, ec] = std::from_chars(first, last, u, 16);
+    if (ec != std::errc() || end != last) return std::nullopt;
+    return static_cast<std::int64_t>(u);
+  }
+  std::int64_t i = 0;
+  auto [end, ec] = std::from_chars(first, last, i);
+  if (ec != std::errc() || end != last || first == last) return std::nullopt;
+  return i;
+}
+
 std::int64_t integerOf(od::value v, const Where& where) {
   od::json_type type = need(v.type(), where);
+  if (type == od::json_type::string) {
+    std::string_view text = need(v.get_string(), where);
+    auto i = integerOfText(text);
+    if (!i) fail(where, "expected an integer, got \"" + std::string(text) + "\"");
+    return *i;
+  }
   if (type != od::json_type::number) fail(where, "expected a number");
   std::int64_t i = 0;
   if (!v.get_int64().get(i)) return i;
@@ -321,7 +347,11 @@ Kind classify(std::string_view ph, std::string_view cat, std::optional<Category>
     return it->second.kind;
   }
   if (ph == "M") return Kind::kMetadata;
-  if (cat == "ac2g" && (ph == "s" || ph == "f" || ph == "t")) return Kind::kAc2gFlow;
+  // Launch flows: "ac2g" since Kineto named them so, "async_cpu_to_gpu" (or its short name
+  // "async_gpu") before. Either way the export writes them again from the correlation ids.
+  if ((cat == "ac2g" || cat == "async_cpu_to_gpu" || cat == "async_gpu") &&
+      (ph == "s" || ph == "f" || ph == "t"))
+    return Kind::kAc2gFlow;
   if (cat == "rlscope.nvtx" && ph == "i") return Kind::kNvtx;
   return Kind::kPlain;
 }
@@ -697,6 +727,7 @@ class KinetoImporter {
             it->second = kAmbiguousPid;
           }
         }
+        noteVendorOfCall(e.name);
         auto apiKind = kind == Kind::kRuntime ? trace::ApiKind::kRuntime : trace::ApiKind::kDriver;
         writer_.addApiCall(apiKind, r);
         if (a.operationId)
@@ -708,6 +739,9 @@ class KinetoImporter {
       case Kind::kKernel:
       case Kind::kMemcpy:
       case Kind::kMemset:
+        // Kept (its launch and name still count), but its time on the GPU is unknown.
+        if (e.durToken.empty()) ++activitiesWithoutDuration_;
+        return addGpuRecord(kind, e, start, end, where);
       case Kind::kSync:
         return addGpuRecord(kind, e, start, end, where);
       case Kind::kNvtx:
@@ -760,6 +794,7 @@ class KinetoImporter {
         {"context", &GpuArgs::context},
         {"correlation", &GpuArgs::correlation},
         {"cbid", &GpuArgs::cbid},
+        {"cid", &GpuArgs::cbid},  // ROCm: the HIP API id
         {"returnValue", &GpuArgs::returnValue},
         {"registers per thread", &GpuArgs::registers},
         {"shared memory", &GpuArgs::sharedMemory},
@@ -931,13 +966,15 @@ class KinetoImporter {
 
   // ac2g flows tie a CUDA API call ("s", on the launching thread) to the GPU record it launched
   // ("f", on the record's device/stream at its start). Their ids settle the launching process
-  // when correlation ids repeat across processes, as every process's CUPTI counts from 1. They
-  // are only kept here and looked at in finish() when that happens.
+  // when correlation ids repeat across processes, as every process's CUPTI counts from 1, and
+  // give the launching call of a GPU record that has no "correlation" (ROCm's Kineto writes
+  // none on kernels and copies: the flow's id is the call's correlation id). They are only kept
+  // here and looked at in finish().
   void addFlow(const RawEvent& e, TimeNs ts) {
     count(kFlowEvents);
     if (e.id.empty() || !e.pid.isInt || !e.tid.isInt || (e.ph != "s" && e.ph != "f")) return;
-    flows_.push_back(
-        {std::hash<std::string_view>{}(e.id), e.pid.value, e.tid.value, ts, e.ph == "s"});
+    flows_.push_back({std::hash<std::string_view>{}(e.id), integerOfText(e.id).value_or(0),
+                      e.pid.value, e.tid.value, ts, e.ph == "s"});
   }
 
   void addNvtx(const RawEvent& e, TimeNs start, TimeNs end, const Where& where) {
@@ -1077,8 +1114,8 @@ class KinetoImporter {
           g.threadsPerWarp = n;
         else if (key == "sharedMemPerBlock")
           g.maxShmemPerBlock = n;
-        else if (key == "sharedMemPerMultiprocessor")
-          g.maxShmemPerSm = n;
+        else if (key == "sharedMemPerMultiprocessor" || key == "maxSharedMemoryPerMultiProcessor")
+          g.maxShmemPerSm = n;  // the second is ROCm's name
         else if (key == "numSms")
           g.smCount = n;
         else if (key == "sharedMemPerBlockOptin")
@@ -1099,6 +1136,7 @@ class KinetoImporter {
           g.isDiscrete = n;
       }
       if (g.threadsPerWarp > 0) g.maxWarpsPerSm = maxThreadsPerSm / g.threadsPerWarp;
+      if (isAmdGpuName(g.name)) amdSeen_ = true;
       writer_.addGpuInfo(g);
       count(trace::table::kGpuInfo);
     }
@@ -1216,6 +1254,10 @@ class KinetoImporter {
     writer_.setMeta(trace::meta::kSourceFormat, "kineto");
     if (!kinetoSchemaVersion_.empty())
       writer_.setMeta("kineto_schema_version", kinetoSchemaVersion_);
+    if (amdSeen_)
+      writer_.setMeta(trace::meta::kGpuVendor, "AMD");
+    else if (nvidiaSeen_)
+      writer_.setMeta(trace::meta::kGpuVendor, "NVIDIA");
     if (cpuEventsOnTextTracks_) {
       stats_.warnings.push_back(std::to_string(cpuEventsOnTextTracks_) +
                                 " CPU events on non-numeric pid/tid tracks were kept as plain "
@@ -1225,6 +1267,11 @@ class KinetoImporter {
       stats_.warnings.push_back(std::to_string(remappedIds_) +
                                 " pids/tids outside nsys' 24-bit globalTid fields were given "
                                 "substitute ids (originals kept in rlscope_processes/threads)");
+    }
+    if (activitiesWithoutDuration_) {
+      stats_.warnings.push_back(std::to_string(activitiesWithoutDuration_) +
+                                " GPU activities (kernels, memcpys, memsets) without \"dur\" "
+                                "were imported as zero-length");
     }
     if (unresolvedGpu_) {
       stats_.warnings.push_back(std::to_string(unresolvedGpu_) +
@@ -1237,35 +1284,50 @@ class KinetoImporter {
     // The process of a GPU record is the one whose CUDA API call has its correlation id; without
     // one, the only CPU process when there is exactly one.
     std::int64_t onlyPid = cpuPids_.size() == 1 ? cpuPids_.begin()->first : 0;
-    // Flow ends by (track, start) -> the pid of the flow's start, built only when needed.
-    std::map<std::tuple<std::int64_t, std::int64_t, TimeNs>, std::int64_t> launchByTrack;
     bool ambiguous = std::any_of(launchPid_.begin(), launchPid_.end(),
                                  [](const auto& kv) { return kv.second == kAmbiguousPid; });
-    if (ambiguous) {
+    bool uncorrelated = std::any_of(gpu_.begin(), gpu_.end(),
+                                    [](const PendingGpu& g) { return g.correlation == 0; });
+    // Flow ends by (track, start) -> the flow's start (its process) and id, built only when
+    // needed.
+    struct Launch {
+      std::int64_t pid = 0;          // of the flow's start; 0 when it has none
+      std::int64_t correlation = 0;  // the flow's id
+    };
+    std::map<std::tuple<std::int64_t, std::int64_t, TimeNs>, Launch> launchByTrack;
+    if (ambiguous || uncorrelated) {
       std::unordered_map<std::size_t, std::int64_t> startPid;
       for (const auto& f : flows_) {
         if (f.isStart) startPid[f.id] = f.pid;
       }
       for (const auto& f : flows_) {
-        auto it = f.isStart ? startPid.end() : startPid.find(f.id);
-        if (it != startPid.end()) launchByTrack[{f.pid, f.tid, f.ts}] = it->second;
+        if (f.isStart) continue;
+        auto it = startPid.find(f.id);
+        launchByTrack[{f.pid, f.tid, f.ts}] = {it == startPid.end() ? 0 : it->second, f.numericId};
       }
     }
     flows_ = {};
-    auto resolve = [&](const PendingGpu& g, TimeNs start, std::int64_t correlation) {
-      if (!launchByTrack.empty() && g.pid && g.tid) {
-        auto f = launchByTrack.find({*g.pid, *g.tid, start});
-        if (f != launchByTrack.end()) return globalPid(f->second);
-      }
-      auto it = correlation ? launchPid_.find(correlation) : launchPid_.end();
-      if (it != launchPid_.end() && it->second != kAmbiguousPid) return it->second;
-      ++unresolvedGpu_;
-      return onlyPid;
+    auto flowOf = [&](const PendingGpu& g) -> const Launch* {
+      if (launchByTrack.empty() || !g.pid || !g.tid) return nullptr;
+      auto f = launchByTrack.find({*g.pid, *g.tid, g.start});
+      return f == launchByTrack.end() ? nullptr : &f->second;
     };
     for (const auto& g : gpu_) {
-      std::int64_t pid = resolve(g, g.start, g.correlation);
-      if (pid != g.writtenPid) writer_.setGpuGlobalPid(g.table, g.row, pid);
-      if (g.operationId) addExternalCorrelation(pid, g.correlation, g.operationId);
+      const Launch* flow = flowOf(g);
+      std::int64_t correlation = g.correlation ? g.correlation : flow ? flow->correlation : 0;
+      std::int64_t pid = 0;
+      if (ambiguous && flow && flow->pid) {
+        pid = globalPid(flow->pid);
+      } else if (auto it = correlation ? launchPid_.find(correlation) : launchPid_.end();
+                 it != launchPid_.end() && it->second != kAmbiguousPid) {
+        pid = it->second;
+      } else {
+        ++unresolvedGpu_;
+        pid = onlyPid;
+      }
+      if (pid != g.writtenPid || correlation != g.correlation)
+        writer_.setGpuLaunch(g.table, g.row, pid, correlation);
+      if (g.operationId) addExternalCorrelation(pid, correlation, g.operationId);
     }
     gpu_ = {};
   }
@@ -1288,7 +1350,7 @@ class KinetoImporter {
       trace::ThreadRecord t;
       t.globalTid = gt;
       t.globalPid = trace::globalPidOfTid(gt);
-      t.tid = key.second;
+      t.tid = unwrappedTid(key.second);
       auto it = threadNames_.find(key);
       if (it != threadNames_.end()) {
         t.name = it->second;
@@ -1300,7 +1362,27 @@ class KinetoImporter {
     }
   }
 
+  // Kineto writes a thread id as a signed 32-bit number; a negative one is an unsigned id (a
+  // thread handle CUPTI reported) wrapped around.
+  static std::int64_t unwrappedTid(std::int64_t tid) {
+    constexpr std::int64_t kInt32Min = -(std::int64_t{1} << 31);
+    return tid < 0 && tid >= kInt32Min ? tid + (std::int64_t{1} << 32) : tid;
+  }
+
   static constexpr std::int64_t kAmbiguousPid = -1;
+
+  // PyTorch on ROCm writes HIP calls under Kineto's CUDA categories: their names tell the vendor.
+  void noteVendorOfCall(std::string_view name) {
+    if (name.starts_with("hip"))
+      amdSeen_ = true;
+    else if (name.starts_with("cuda") || name.starts_with("cu"))
+      nvidiaSeen_ = true;
+  }
+  static bool isAmdGpuName(std::string_view name) {
+    return name.starts_with("AMD") || name.find("Radeon") != std::string_view::npos ||
+           name.find("Instinct") != std::string_view::npos;
+  }
+  bool amdSeen_ = false, nvidiaSeen_ = false;
 
   trace::TraceWriter& writer_;
   const ImportOptions& options_;
@@ -1323,7 +1405,8 @@ class KinetoImporter {
   std::unordered_map<std::int64_t, std::int64_t> launchPid_;  // correlation id -> globalPid
   std::set<std::pair<std::int64_t, std::int64_t>> externalCorrelations_;  // (globalPid, corr.)
   struct Flow {
-    std::size_t id;  // hash of the id token
+    std::size_t id;          // hash of the id token
+    std::int64_t numericId;  // the token as an integer; 0 when it is not one
     std::int64_t pid, tid;
     TimeNs ts;
     bool isStart;
@@ -1341,6 +1424,7 @@ class KinetoImporter {
   std::set<std::int64_t> gpuEventPids_;  // pids that host GPU records
   std::string kinetoSchemaVersion_;
   std::uint64_t cpuEventsOnTextTracks_ = 0, remappedIds_ = 0, unresolvedGpu_ = 0;
+  std::uint64_t activitiesWithoutDuration_ = 0;
 };
 
 }  // namespace

@@ -163,6 +163,7 @@ PredictedOperation parsePredictedOperation(const json& o) {
   out.originUs = optNumber(o, "origin_us").value_or(0);
   out.predictedUs = optNumber(o, "predicted_us").value_or(0);
   out.gpuScale = optNumber(o, "gpu_scale");
+  out.expectedErrorUs = optNumber(o, "expected_error_us");
   return out;
 }
 
@@ -175,6 +176,7 @@ PredictedKernel parsePredictedKernel(const json& k) {
   out.originUs = optNumber(k, "origin_us");
   out.predictedUs = optNumber(k, "predicted_us");
   out.gamma = optNumber(k, "gamma");
+  out.expectedError = optNumber(k, "expected_error");
   return out;
 }
 
@@ -192,6 +194,8 @@ PredictionSection parsePrediction(const json& p) {
   if (const json* run = optObject(p, "run")) {
     out.originUs = optNumber(*run, "origin_us");
     out.predictedUs = optNumber(*run, "predicted_us");
+    out.predictedLowUs = optNumber(*run, "predicted_low_us");
+    out.predictedHighUs = optNumber(*run, "predicted_high_us");
     out.speedup = optNumber(*run, "speedup");
     out.gpuBoundUs = optNumber(*run, "gpu_bound_us");
     out.maxSpeedup = optNumber(*run, "max_speedup");
@@ -201,6 +205,7 @@ PredictionSection parsePrediction(const json& p) {
   if (const json* gpu = optObject(p, "gpu")) {
     out.gpuOriginUs = optNumber(*gpu, "origin_us");
     out.gpuPredictedUs = optNumber(*gpu, "predicted_us");
+    out.gpuExpectedError = optNumber(*gpu, "expected_error");
     out.kernelLaunches = optNumber(*gpu, "kernel_launches");
     out.cannotPredict = optNumber(*gpu, "cannot_predict");
   }
@@ -263,6 +268,56 @@ std::string setLabel(const std::vector<std::string>& set) {
   return out;
 }
 
+namespace {
+
+// The order categories are listed in everywhere (design.md §3): CPU ones from the top of the
+// stack down, then GPU ones; unknown categories after them.
+int categoryRank(const std::string& category) {
+  static const std::vector<std::string> kOrder = {"Python",     "Backend",   "Simulator",
+                                                  "CUDA API",   "Native",    "GPU kernel",
+                                                  "GPU memcpy", "GPU memset"};
+  auto it = std::find(kOrder.begin(), kOrder.end(), category);
+  return static_cast<int>(it - kOrder.begin());
+}
+
+std::vector<int> ranks(const std::vector<std::string>& set) {
+  std::vector<int> out;
+  for (const auto& c : set) out.push_back(categoryRank(c));
+  return out;
+}
+
+int resourceRank(Resource r) {
+  switch (r) {
+    case Resource::Cpu:
+      return 0;
+    case Resource::CpuGpu:
+      return 1;
+    case Resource::Gpu:
+      return 2;
+    case Resource::Idle:
+      return 3;
+  }
+  return 3;
+}
+
+}  // namespace
+
+std::vector<std::vector<std::string>> categorySetsOf(const Analysis& analysis) {
+  std::vector<std::vector<std::string>> sets;
+  for (const auto& op : analysis.operations)
+    for (const auto& c : op.categories)
+      if (!c.set.empty() && std::find(sets.begin(), sets.end(), c.set) == sets.end())
+        sets.push_back(c.set);
+  std::sort(sets.begin(), sets.end(), [](const auto& a, const auto& b) {
+    int ra = resourceRank(resourceOf(a)), rb = resourceRank(resourceOf(b));
+    if (ra != rb) return ra < rb;
+    if (a.size() != b.size()) return a.size() < b.size();
+    auto rankA = ranks(a), rankB = ranks(b);
+    return rankA != rankB ? rankA < rankB : a < b;
+  });
+  return sets;
+}
+
 std::vector<std::int64_t> processesOf(const Analysis& analysis) {
   std::vector<std::int64_t> out;
   for (const auto& o : analysis.operations)
@@ -287,6 +342,19 @@ std::vector<const Operation*> operationsOf(const Analysis& analysis, std::int64_
     return a->timeUs > b->timeUs;
   });
   return out;
+}
+
+Operation totalOf(const std::vector<const Operation*>& operations) {
+  Operation sum;
+  for (const Operation* op : operations) {
+    sum.timeUs += op->timeUs;
+    sum.cpuUs += op->cpuUs;
+    sum.cpuGpuUs += op->cpuGpuUs;
+    sum.gpuUs += op->gpuUs;
+    sum.waitingUs += op->waitingUs;
+    sum.gpuBoundUs += op->gpuBoundUs;
+  }
+  return sum;
 }
 
 }  // namespace rlscope::report

@@ -79,13 +79,15 @@ struct PredictedOperation {
   std::int64_t process = 0;
   std::string phase;  // empty when the document has none
   double originUs = 0, predictedUs = 0;
-  std::optional<double> gpuScale;  // predicted / origin time of the GPU work it launched
+  std::optional<double> gpuScale;         // predicted / origin time of the GPU work it launched
+  std::optional<double> expectedErrorUs;  // the prediction's expected error
 };
 
 struct PredictedKernel {
   std::string name;
   std::string method;  // how it was predicted ("wave-scaled (roofline)", "kept", ...)
   std::optional<double> launches, cannotPredict, originUs, predictedUs, gamma;
+  std::optional<double> expectedError;  // of its method, a fraction; 0: kept, not modelled
 };
 
 struct PredictionSection {
@@ -93,9 +95,11 @@ struct PredictionSection {
   std::string origin, originFrom, target;  // originFrom: "trace" or "--origin"
   std::string verdict;
   std::optional<double> originUs, predictedUs, speedup;
+  std::optional<double> predictedLowUs, predictedHighUs;  // the expected range
   std::optional<double> gpuBoundUs, maxSpeedup;  // maxSpeedup 0: the whole run waits on the GPU
   bool cpuBound = false;
   std::optional<double> gpuOriginUs, gpuPredictedUs, kernelLaunches, cannotPredict;
+  std::optional<double> gpuExpectedError;      // a fraction
   std::vector<PredictedOperation> operations;  // as in the document
   std::vector<PredictedKernel> kernels;        // as in the document (longest origin time first)
   std::vector<std::string> notes;
@@ -120,6 +124,10 @@ Resource resourceOf(const std::vector<std::string>& set);
 bool isGpuCategory(const std::string& category);
 // "Backend+GPU kernel"; "(idle)" for the empty set.
 std::string setLabel(const std::vector<std::string>& set);
+// The category sets the operations ran in (the empty set, idle time, left out), in the order
+// every report lists them: by resource (CPU, CPU+GPU, GPU), then fewer categories first, then
+// by the categories' order (Python, Backend, Simulator, CUDA API, Native, GPU kernel, ...).
+std::vector<std::vector<std::string>> categorySetsOf(const Analysis& analysis);
 // Processes in order of first appearance.
 std::vector<std::int64_t> processesOf(const Analysis& analysis);
 // Sum of time_us of the process's operations: its traced time, since "(unannotated)" covers the
@@ -127,5 +135,8 @@ std::vector<std::int64_t> processesOf(const Analysis& analysis);
 double processTimeUs(const Analysis& analysis, std::int64_t process);
 // The process's operations, longest first, "(unannotated)" last.
 std::vector<const Operation*> operationsOf(const Analysis& analysis, std::int64_t process);
+// The "All operations" row of the operation tables: time, CPU, CPU+GPU, GPU, waiting and
+// GPU-bound time summed.
+Operation totalOf(const std::vector<const Operation*>& operations);
 
 }  // namespace rlscope::report

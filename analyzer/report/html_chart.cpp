@@ -56,36 +56,6 @@ std::string truncated(const std::string& text, std::size_t maxChars) {
   return text;
 }
 
-// The order categories are listed in everywhere (design.md §3): CPU ones from the top of the
-// stack down, then GPU ones; unknown categories after them.
-int categoryRank(const std::string& category) {
-  static const std::vector<std::string> kOrder = {"Python",     "Backend",   "Simulator",
-                                                  "CUDA API",   "Native",    "GPU kernel",
-                                                  "GPU memcpy", "GPU memset"};
-  auto it = std::find(kOrder.begin(), kOrder.end(), category);
-  return static_cast<int>(it - kOrder.begin());
-}
-
-std::vector<int> ranks(const std::vector<std::string>& set) {
-  std::vector<int> out;
-  for (const auto& c : set) out.push_back(categoryRank(c));
-  return out;
-}
-
-int resourceRank(Resource r) {
-  switch (r) {
-    case Resource::Cpu:
-      return 0;
-    case Resource::CpuGpu:
-      return 1;
-    case Resource::Gpu:
-      return 2;
-    case Resource::Idle:
-      return 3;
-  }
-  return 3;
-}
-
 double idleRemainder(const Operation& op) {
   double ran = 0;
   for (const auto& c : op.categories)
@@ -277,22 +247,12 @@ std::string resourceName(Resource resource) {
   return "idle";
 }
 
-SetPalette::SetPalette(const Analysis& analysis) {
-  bool idle = false;
-  for (const auto& op : analysis.operations) {
-    if (idleRemainder(op) > 0) idle = true;
-    for (const auto& c : op.categories)
-      if (!c.set.empty() && std::find(sets_.begin(), sets_.end(), c.set) == sets_.end())
-        sets_.push_back(c.set);
-  }
-  std::sort(sets_.begin(), sets_.end(), [](const auto& a, const auto& b) {
-    int ra = resourceRank(resourceOf(a)), rb = resourceRank(resourceOf(b));
-    if (ra != rb) return ra < rb;
-    if (a.size() != b.size()) return a.size() < b.size();
-    auto rankA = ranks(a), rankB = ranks(b);
-    return rankA != rankB ? rankA < rankB : a < b;
-  });
-  if (idle) sets_.push_back({});
+SetPalette::SetPalette(const Analysis& analysis) : sets_(categorySetsOf(analysis)) {
+  for (const auto& op : analysis.operations)
+    if (idleRemainder(op) > 0) {
+      sets_.push_back({});
+      break;
+    }
 }
 
 std::string SetPalette::fill(const std::vector<std::string>& set) const {

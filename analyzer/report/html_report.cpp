@@ -140,7 +140,6 @@ std::string operationTable(const Analysis& a, std::int64_t process) {
     add(h, "num");
   if (columns.launchedGpu) add("Launched GPU", "num");
 
-  Operation sum;
   for (const Operation* op : ops) {
     std::vector<std::string> row = {esc(op->name)};
     if (columns.phase) row.push_back(esc(op->phase));
@@ -152,13 +151,8 @@ std::string operationTable(const Analysis& a, std::int64_t process) {
     row.push_back(formatPercent(op->gpuBoundUs, op->timeUs));
     if (columns.launchedGpu) row.push_back(esc(formatDuration(op->launchedGpuUs)));
     t.rows.push_back(std::move(row));
-    sum.timeUs += op->timeUs;
-    sum.cpuUs += op->cpuUs;
-    sum.cpuGpuUs += op->cpuGpuUs;
-    sum.gpuUs += op->gpuUs;
-    sum.waitingUs += op->waitingUs;
-    sum.gpuBoundUs += op->gpuBoundUs;
   }
+  Operation sum = totalOf(ops);
   t.footer = {"All operations"};
   if (columns.phase) t.footer.push_back("");
   if (columns.instances) t.footer.push_back("");
@@ -212,7 +206,7 @@ std::string predictedOperations(const PredictionSection& p) {
     std::string change = formatChange(op->originUs, op->predictedUs);
     bars.push_back({predictedOperationTitle(p, *op), op->originUs, op->predictedUs, change});
     t.rows.push_back({esc(predictedOperationTitle(p, *op)), esc(formatDuration(op->originUs)),
-                      esc(formatDuration(op->predictedUs)), esc(change),
+                      esc(predictedWithError(op->predictedUs, op->expectedErrorUs)), esc(change),
                       esc(formatFactor(op->gpuScale))});
   }
   std::ostringstream out;
@@ -241,7 +235,7 @@ std::string predictedKernels(const PredictionSection& p) {
   for (const PredictedKernel* k : top)
     t.rows.push_back(
         {esc(k->name), esc(launchesCell(*k)), esc(formatDuration(k->originUs)),
-         esc(formatDuration(k->predictedUs)),
+         esc(predictedWithErrorFraction(k->predictedUs, k->expectedError)),
          esc(k->originUs && k->predictedUs ? formatChange(*k->originUs, *k->predictedUs) : "n/a"),
          esc(k->method.empty() ? "n/a" : k->method), esc(formatGamma(k->gamma))});
   std::ostringstream out;

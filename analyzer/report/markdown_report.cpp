@@ -1,5 +1,6 @@
 #include "markdown_report.h"
 
+#include <algorithm>
 #include <sstream>
 #include <vector>
 
@@ -62,39 +63,74 @@ std::string operationTable(const Analysis& a, std::int64_t process) {
   double processUs = processTimeUs(a, process);
   Row headers = {"Operation"};
   std::vector<bool> right = {false};
-  if (columns.phase) {
-    headers.push_back("Phase");
-    right.push_back(false);
-  }
-  for (const char* h : {"Time", "%", "CPU", "CPU+GPU", "GPU", "Waiting", "GPU-bound %"}) {
+  auto add = [&](const char* h, bool numeric) {
     headers.push_back(h);
-    right.push_back(true);
-  }
+    right.push_back(numeric);
+  };
+  if (columns.phase) add("Phase", false);
+  if (columns.instances) add("Instances", true);
+  for (const char* h : {"Time", "%", "CPU", "CPU+GPU", "GPU", "Waiting", "GPU-bound %"})
+    add(h, true);
+  if (columns.launchedGpu) add("Launched GPU", true);
+  // Time, %, CPU, CPU+GPU, GPU, Waiting, GPU-bound %: the cells an operation and the total share.
+  auto times = [&](const Operation& o) {
+    return Row{formatDuration(o.timeUs),
+               formatPercent(o.timeUs, processUs),
+               formatDuration(o.cpuUs),
+               formatDuration(o.cpuGpuUs),
+               formatDuration(o.gpuUs),
+               formatDuration(o.waitingUs),
+               formatPercent(o.gpuBoundUs, o.timeUs)};
+  };
   std::vector<Row> rows;
-  double time = 0, cpu = 0, cpuGpu = 0, gpu = 0, waiting = 0, bound = 0;
-  for (const Operation* op : operationsOf(a, process)) {
+  auto ops = operationsOf(a, process);
+  for (const Operation* op : ops) {
     Row r = {md(op->name)};
     if (columns.phase) r.push_back(md(op->phase));
-    for (const std::string& cell :
-         {formatDuration(op->timeUs), formatPercent(op->timeUs, processUs),
-          formatDuration(op->cpuUs), formatDuration(op->cpuGpuUs), formatDuration(op->gpuUs),
-          formatDuration(op->waitingUs), formatPercent(op->gpuBoundUs, op->timeUs)})
-      r.push_back(cell);
+    if (columns.instances) r.push_back(op->instances ? std::to_string(*op->instances) : "n/a");
+    for (auto& cell : times(*op)) r.push_back(std::move(cell));
+    if (columns.launchedGpu) r.push_back(formatDuration(op->launchedGpuUs));
     rows.push_back(std::move(r));
-    time += op->timeUs;
-    cpu += op->cpuUs;
-    cpuGpu += op->cpuGpuUs;
-    gpu += op->gpuUs;
-    waiting += op->waitingUs;
-    bound += op->gpuBoundUs;
   }
   Row total = {"**All operations**"};
   if (columns.phase) total.push_back("");
-  for (const std::string& cell : {formatDuration(time), formatPercent(time, processUs),
-                                  formatDuration(cpu), formatDuration(cpuGpu), formatDuration(gpu),
-                                  formatDuration(waiting), formatPercent(bound, time)})
-    total.push_back("**" + cell + "**");
+  if (columns.instances) total.push_back("");
+  for (const auto& cell : times(totalOf(ops))) total.push_back("**" + cell + "**");
+  if (columns.launchedGpu) total.push_back("");
   rows.push_back(std::move(total));
+  return table(headers, right, rows);
+}
+
+// What the HTML bars draw, as numbers: each operation's time per category set (Python, Backend,
+// Simulator, Backend+GPU kernel, ...), only the sets this process ran in.
+std::string categoryTable(const Analysis& a, std::int64_t process) {
+  auto ops = operationsOf(a, process);
+  std::vector<std::vector<std::string>> sets;
+  for (const auto& set : categorySetsOf(a))
+    for (const Operation* op : ops)
+      if (std::any_of(op->categories.begin(), op->categories.end(),
+                      [&](const CategorySetTime& c) { return c.set == set && c.timeUs > 0; })) {
+        sets.push_back(set);
+        break;
+      }
+  if (sets.empty()) return {};
+  Row headers = {"Operation"};
+  std::vector<bool> right = {false};
+  for (const auto& set : sets) {
+    headers.push_back(md(setLabel(set)));
+    right.push_back(true);
+  }
+  std::vector<Row> rows;
+  for (const Operation* op : ops) {
+    Row r = {md(op->name)};
+    for (const auto& set : sets) {
+      double us = 0;
+      for (const auto& c : op->categories)
+        if (c.set == set) us += c.timeUs;
+      r.push_back(us > 0 ? formatDuration(us) : "");
+    }
+    rows.push_back(std::move(r));
+  }
   return table(headers, right, rows);
 }
 
@@ -106,7 +142,7 @@ std::string operationsSection(const Analysis& a) {
   for (std::int64_t p : processes) {
     if (processes.size() > 1)
       out << "#### Process " << p << " · " << formatDuration(processTimeUs(a, p)) << " traced\n\n";
-    out << operationTable(a, p);
+    out << operationTable(a, p) << categoryTable(a, p);
   }
   out << md(kPercentNote) << " " << md(kGpuBoundNote) << "\n\n";
   return out.str();
@@ -117,8 +153,8 @@ std::string predictedOperations(const PredictionSection& p) {
   std::vector<Row> rows;
   for (const PredictedOperation* op : top)
     rows.push_back({md(predictedOperationTitle(p, *op)), formatDuration(op->originUs),
-                    formatDuration(op->predictedUs), formatChange(op->originUs, op->predictedUs),
-                    formatFactor(op->gpuScale)});
+                    predictedWithError(op->predictedUs, op->expectedErrorUs),
+                    formatChange(op->originUs, op->predictedUs), formatFactor(op->gpuScale)});
   std::string out = table({"Operation", "Origin", "Predicted", "Change", "GPU x"},
                           {false, true, true, true, true}, rows);
   if (top.size() < p.operations.size())
@@ -135,7 +171,8 @@ std::string predictedKernels(const PredictionSection& p) {
     if (k->cannotPredict && *k->cannotPredict > 0)
       launches += " (" + formatCount(*k->cannotPredict) + " not predicted)";
     rows.push_back(
-        {md(k->name), launches, formatDuration(k->originUs), formatDuration(k->predictedUs),
+        {md(k->name), launches, formatDuration(k->originUs),
+         predictedWithErrorFraction(k->predictedUs, k->expectedError),
          k->originUs && k->predictedUs ? formatChange(*k->originUs, *k->predictedUs) : "n/a",
          md(k->method.empty() ? "n/a" : k->method), formatGamma(k->gamma)});
   }

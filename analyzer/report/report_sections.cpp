@@ -41,11 +41,16 @@ std::string runLine(const PredictionSection& p) {
   double speedup = p.speedup.value_or(
       p.originUs && p.predictedUs && *p.predictedUs > 0 ? *p.originUs / *p.predictedUs : 0);
   if (speedup > 0) out += " (" + formatSpeedup(speedup) + ")";
+  if (p.predictedLowUs && p.predictedHighUs)
+    out += ", expected " + formatDuration(*p.predictedLowUs) + " to " +
+           formatDuration(*p.predictedHighUs);
   return out;
 }
 
 std::string gpuWorkLine(const PredictionSection& p) {
   std::string out = beforeAfter(p.gpuOriginUs, p.gpuPredictedUs);
+  if (p.gpuExpectedError && *p.gpuExpectedError > 0)
+    out += " (± " + formatPercent(*p.gpuExpectedError, 1) + ")";
   if (p.kernelLaunches) out += " over " + formatCount(*p.kernelLaunches) + " kernel launches";
   if (p.cannotPredict && *p.cannotPredict > 0)
     out += " (" + formatCount(*p.cannotPredict) + " cannot be predicted: kept at origin time)";
@@ -180,6 +185,20 @@ std::vector<Item> predictionItems(const PredictionSection& p) {
       {"Run time waiting on the GPU", gpuBoundLine(p)},
       {"With an infinitely fast GPU", upperBoundLine(p)},
   };
+}
+
+std::string predictedWithError(const std::optional<double>& predictedUs,
+                               const std::optional<double>& errorUs) {
+  std::string out = formatDuration(predictedUs);
+  if (predictedUs && errorUs && *errorUs > 0) out += " ± " + formatDuration(*errorUs);
+  return out;
+}
+
+std::string predictedWithErrorFraction(const std::optional<double>& predictedUs,
+                                       const std::optional<double>& error) {
+  std::string out = formatDuration(predictedUs);
+  if (predictedUs && error && *error > 0) out += " ± " + formatPercent(*error, 1);
+  return out;
 }
 
 std::vector<const PredictedOperation*> topPredictedOperations(const PredictionSection& p,

@@ -85,6 +85,12 @@ std::string formatChange(double originUs, double predictedUs);
 std::string formatFactor(const std::optional<double>& factor);
 // A kernel's roofline gamma: "0.42"; "n/a" when absent.
 std::string formatGamma(const std::optional<double>& gamma);
+// A predicted time with its expected error beside it: "12.3 ms ± 1.20 ms", "12.3 ms ± 54 %"
+// (a fraction), or the time alone when the document has no error for it.
+std::string predictedWithError(const std::optional<double>& predictedUs,
+                               const std::optional<double>& errorUs);
+std::string predictedWithErrorFraction(const std::optional<double>& predictedUs,
+                                       const std::optional<double>& error);
 
 // Transition names over all operations, sorted.
 std::vector<std::string> transitionNames(const Analysis& analysis);

@@ -58,6 +58,7 @@ TraceSummary summarize(trace::TraceReader& reader, const std::string& path) {
     s.processes[it->second].threads.push_back(std::move(t));
   }
   s.gpus = reader.gpus();
+  s.gpuVendor = reader.metaValue(trace::meta::kGpuVendor).value_or("NVIDIA");
 
   for (auto t : trace::eventTables())
     s.tableCounts.emplace_back(std::string(t), reader.rowCount(t));
@@ -137,6 +138,7 @@ nlohmann::json toJson(const TraceSummary& s) {
                               {"command_line", p.process.commandLine},
                               {"threads", threads}});
   }
+  j["gpu_vendor"] = s.gpuVendor;
   j["gpus"] = json::array();
   for (auto& g : s.gpus) {
     j["gpus"].push_back({{"id", g.id},
@@ -200,9 +202,14 @@ void printText(const TraceSummary& s, std::ostream& out) {
 
   out << "\ngpus (" << s.gpus.size() << ")\n";
   for (auto& g : s.gpus) {
-    out << "  [" << g.id << "] " << (g.name.empty() ? "(unnamed)" : g.name) << "  sm_"
-        << g.computeMajor << g.computeMinor << ", " << g.smCount << " SMs, "
-        << formatBytes(g.totalMemory) << "\n";
+    out << "  [" << g.id << "] " << (g.name.empty() ? "(unnamed)" : g.name) << "  ";
+    // AMD's compute units and architecture (gfx9.0 for an MI250) are not CUDA's SMs and
+    // compute capabilities.
+    if (s.gpuVendor == "AMD")
+      out << "gfx" << g.computeMajor << "." << g.computeMinor << ", " << g.smCount << " CUs, ";
+    else
+      out << "sm_" << g.computeMajor << g.computeMinor << ", " << g.smCount << " SMs, ";
+    out << formatBytes(g.totalMemory) << "\n";
   }
   if (!s.streams.empty()) {
     out << "\ngpu streams (" << s.streams.size() << ")\n";

@@ -34,6 +34,7 @@ struct TraceSummary {
   std::optional<trace::TimeSpan> span;
   std::vector<ProcessSummary> processes;
   std::vector<trace::GpuInfoRecord> gpus;
+  std::string gpuVendor = "NVIDIA";  // rlscope_meta gpu_vendor: "AMD" for ROCm traces
   std::vector<StreamSummary> streams;
   std::vector<std::pair<std::string, std::int64_t>> tableCounts;     // every event table
   std::vector<std::pair<std::string, std::int64_t>> categoryCounts;  // CPU categories present

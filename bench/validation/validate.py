@@ -152,6 +152,11 @@ def transition_events(analysis):
     return out
 
 
+# What `rlscope calibrate` runs without a GPU: uninstrumented, collector, annotations,
+# python_events, python (docs/calibration.md, "Configurations").
+CPU_CONFIGURATIONS = 5
+
+
 def measure(a, name, command, plain_env, env, scratch):
     """Calibration, then K pairs of (plain run, profiled run): alternating the two kinds of run
     exposes both alike to a machine whose speed drifts (other jobs starting and ending)."""
@@ -160,10 +165,11 @@ def measure(a, name, command, plain_env, env, scratch):
     result = {"workload": name, "command": shlex.join(command)}
 
     cal = os.path.join(scratch, "cal.json")
-    progress(f"{name}: calibrating ({a.repetitions} repetitions, 4 configurations each)")
+    progress(f"{name}: calibrating ({a.repetitions} repetitions, "
+             f"{CPU_CONFIGURATIONS} configurations each)")
     start = time.perf_counter()
     run([rlscope, "calibrate", "-q", "-o", cal, "--repetitions", str(a.repetitions), "--"]
-        + command, env, a.timeout * 4 * a.repetitions)
+        + command, env, a.timeout * CPU_CONFIGURATIONS * a.repetitions)
     calibration = json.load(open(cal))
     result["calibration"] = calibration
     progress(f"{name}: calibrated in {time.perf_counter() - start:.0f} s: "

@@ -87,9 +87,9 @@ std::string baseName(const std::string& path) {
 // nanoseconds as it is read. A payload type with times and no overload here does not compile.
 template <class P>
 void toNs(const TickConverter&, P&) {
-  static_assert(!requires(P p) { p.time; } && !requires(P p) { p.start; } &&
-                    !requires(P p) { p.end; },
-                "a record payload with times needs its own toNs overload");
+  static_assert(
+      !requires(P p) { p.time; } && !requires(P p) { p.start; } && !requires(P p) { p.end; },
+      "a record payload with times needs its own toNs overload");
 }
 void toNs(const TickConverter& c, part::CategoryPopEvents& x) {
   x.time = c.ns(x.time);
@@ -162,7 +162,7 @@ struct CategoryFrame {
   std::uint32_t category = 0;
   std::uint64_t name = 0;
   std::int64_t since = 0;
-  bool transition = true;  // a Python <-> native transition (not the collector's own wait span)
+  bool transition = true;    // a Python <-> native transition (not the collector's own wait span)
   std::uint64_t events = 0;  // Python events counted for its next span (an empty one had some)
 };
 
@@ -232,7 +232,8 @@ class Merger {
     nlohmann::json features = {
         {"nvtx", (options_.features & part::kFeatureNvtx) != 0},
         {"cuda_api", (options_.features & part::kFeatureCudaApi) != 0},
-        {"gpu_activity", (options_.features & part::kFeatureGpuActivity) != 0},
+        // Asked for and got: a run that had no GPU (or never initialised CUDA) recorded none.
+        {"gpu_activity", (options_.features & part::kFeatureGpuActivity) != 0 && gpuRecorded_},
         {"python", (options_.features & part::kFeaturePython) != 0},
     };
     w_.setMeta(trace::meta::kFeatures, features.dump());
@@ -997,7 +998,7 @@ class Merger {
   std::optional<Process> process_;              // the process of the parts being read
   std::optional<part::FileHeader> lastHeader_;  // of the last part read
   std::uint64_t partsRead_ = 0;
-  std::uint64_t transitions_ = 0;  // CPU category pushes and pops: each is one transition
+  std::uint64_t transitions_ = 0;   // CPU category pushes and pops: each is one transition
   std::uint64_t pythonEvents_ = 0;  // the processes' Python tracker callbacks (kPythonEvents)
   // Keyed by Part::serial.
   std::map<std::pair<std::uint64_t, std::uint64_t>, std::int64_t> pushedIdToKey_;  // launches' only

@@ -143,7 +143,7 @@ TEST(Correction, OnlyFeaturesTheTraceRecordedAreCorrected) {
   EXPECT_FALSE(b.correction->sources.contains(cost::kPythonTransition));
   bool noted = false;
   for (const auto& n : b.correction->notes)
-    noted |= n.find("python_transition: not applied, python was off") != std::string::npos;
+    noted |= n.find("python_transition: not applied, python was not recorded") != std::string::npos;
   EXPECT_TRUE(noted);
   EXPECT_DOUBLE_EQ(b.correction->correctedTotalNs, 2000 - 10 - 100 - 5);
 }

@@ -150,5 +150,24 @@ TEST(Correction, TheBiasHasAnUncertaintyAndAVerdict) {
   EXPECT_NE(biasLine(once).find("uncertainty unknown"), std::string::npos) << biasLine(once);
 }
 
+// CSV is for scripts: every time at full precision, the same figure as the JSON's, not a
+// 6-digit double ("3.74442e+06").
+TEST(Output, CsvTimesAreExactMicroseconds) {
+  Breakdown b;
+  OperationBreakdown op;
+  op.process = 7;
+  op.name = "train, \"big\"";
+  op.time = 3'744'422'260;
+  op.categories = {{{"Backend", "Python"}, 3'744'422'260}, {{"Python"}, 1}};
+  b.operations.push_back(op);
+  std::ostringstream csv;
+  writeCsv(b, csv);
+  EXPECT_EQ(csv.str(),
+            "process,operation,phase,set,time_us\n"
+            "7,\"train, \"\"big\"\"\",,Backend+Python,3744422.260\n"
+            "7,\"train, \"\"big\"\"\",,Python,0.001\n");
+  EXPECT_EQ(toJson(b)["operations"][0]["categories"][0]["time_us"].get<double>(), 3744422.26);
+}
+
 }  // namespace
 }  // namespace rlscope::analysis

@@ -1,5 +1,6 @@
 // rlscope calibrate, rlscope-prof --calibrate, rlscope analyze (corrected, html) and rlscope
-// report (HTML, Markdown, the regression gate) end to end on the bundled CPU sample.
+// report (HTML, Markdown, the regression gate) end to end on the bundled CPU sample; real and
+// ROCm Kineto traces imported, analysed and reported.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -7,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "support/rocm_trace.h"
 #include "support/run_command.h"
 #include "support/temp_dir.h"
 
@@ -264,6 +266,38 @@ TEST(RealTraces, EachIsAnalysedAndReported) {
                             "--noise-floor-us", "0"});
   EXPECT_EQ(strict.exitCode, 1) << strict.out;
   EXPECT_NE(strict.out.find("Backend"), std::string::npos) << strict.out;
+}
+
+// A PyTorch-on-ROCm trace: imported, its GPU metrics computed from HIP launches (vendor-neutral),
+// shown as AMD by info; the predictor, NVIDIA-only, says so instead of predicting.
+TEST(RocmTrace, IsAnalysedAndThePredictorSaysItCoversNvidiaOnly) {
+  TempDir tmp;
+  auto in = tmp.write("rocm.json", testing::rocmKinetoTrace());
+  auto trace = (tmp / "rocm.sqlite").string();
+  auto imp = runCommand({"rlscope", "import", in.string(), "-o", trace});
+  ASSERT_EQ(imp.exitCode, 0) << imp.err;
+  EXPECT_EQ(imp.err.find("warning"), std::string::npos) << imp.err;
+
+  auto analyzed = runCommand({"rlscope", "analyze", "--format", "json", trace});
+  ASSERT_EQ(analyzed.exitCode, 0) << analyzed.err;
+  auto gpu = json::parse(analyzed.out)["gpu"];
+  EXPECT_TRUE(gpu["available"].get<bool>());
+  EXPECT_EQ(gpu["launch"]["count"].get<int>(), 2);  // the kernel and the copy, by their flows
+  EXPECT_EQ(gpu["launch"]["without_api_call"].get<int>(), 0);
+  EXPECT_DOUBLE_EQ(gpu["launch"]["kernels_only"]["delay_max_us"].get<double>(), 10.0);
+  EXPECT_EQ(gpu["kernels"][0]["name"], "Cijk_Alik_Bljk_SB_MT64x64x16");
+
+  auto info = runCommand({"rlscope", "info", trace});
+  ASSERT_EQ(info.exitCode, 0) << info.err;
+  EXPECT_NE(info.out.find("AMD Instinct MI250X/MI250  gfx9.0, 104 CUs"), std::string::npos)
+      << info.out;
+
+  auto predict = runCommand({"rlscope", "predict", trace, "--target", "T4"});
+  EXPECT_EQ(predict.exitCode, 1);
+  EXPECT_EQ(lines(predict.err).size(), 1u) << predict.err;
+  EXPECT_NE(predict.err.find("the predictor covers NVIDIA GPUs only, and this trace ran on AMD"),
+            std::string::npos)
+      << predict.err;
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
 // The `rlscope` command end to end: help, version, import, info and export as a user runs them.
 #include <gtest/gtest.h>
 
+#include <regex>
+
 #include <nlohmann/json.hpp>
 
 #include "rlscope/trace/reader.h"
@@ -40,6 +42,11 @@ TEST(Cli, ImportsAndSummarisesARealTrace) {
       {"rlscope", "import", (dir / "a100_alexnet.json.gz").string(), "-o", out.string()});
   ASSERT_EQ(imp.exitCode, 0) << imp.err;
   EXPECT_NE(imp.out.find("imported 1408 events (Kineto JSON)"), std::string::npos) << imp.out;
+  // The time it took as people read it: "in 22.4 ms", not "in 0.0223962 s".
+  std::smatch took;
+  EXPECT_TRUE(std::regex_search(imp.out, took,
+                                std::regex(R"( in [0-9]+\.[0-9] ms\n| in [0-9]+\.[0-9]{2} s\n)")))
+      << imp.out;
 
   auto info = runCommand({"rlscope", "info", out.string()});
   ASSERT_EQ(info.exitCode, 0) << info.err;

@@ -158,6 +158,19 @@ TEST(Prof, ExitStatusMissingAndNonExecutableCommands) {
   auto none = runCommand({"rlscope-prof"});
   EXPECT_EQ(none.exitCode, 2);
   EXPECT_EQ(testing::lines(none.err).size(), 1u) << none.err;
+  // A mistyped option is not the command: with or without `--` after it, in both spellings of
+  // the command and in calibrate.
+  for (std::vector<std::string> args :
+       {std::vector<std::string>{"rlscope-prof", "--bogus", "--", "true"},
+        {"rlscope-prof", "-o", (tmp / "x.sqlite").string(), "--bogus", "true"},
+        {"rlscope", "prof", "--bogus", "--", "true"},
+        {"rlscope", "calibrate", "-o", (tmp / "c.json").string(), "--bogus", "--", "true"}}) {
+    auto bogus = runCommand(args);
+    EXPECT_EQ(bogus.exitCode, 2) << args[1];
+    EXPECT_EQ(testing::lines(bogus.err).size(), 1u) << bogus.err;
+    EXPECT_NE(bogus.err.find("unknown option --bogus"), std::string::npos) << bogus.err;
+  }
+  EXPECT_FALSE(std::filesystem::exists(tmp / "x.sqlite"));
 }
 
 TEST(Prof, ForkWithoutExecGetsItsOwnProcess) {
@@ -338,6 +351,13 @@ TEST(Prof, CpuSampleOperationsAndPhases) {
   EXPECT_EQ(t.count("SELECT COUNT(*) FROM rlscope_phases"), 10);
   EXPECT_EQ(t.count("SELECT MAX(depth) FROM rlscope_operations"), 1);
   EXPECT_EQ(t.count("SELECT COUNT(*) FROM rlscope_operations WHERE source != 0"), 0);
+  // GPU activity was asked for (the default) but this program never initialised CUDA: the
+  // features say what was recorded, not what was asked for.
+  EXPECT_EQ(t.text("SELECT value FROM rlscope_meta WHERE key = 'features'"),
+            R"({"cuda_api":true,"gpu_activity":false,"nvtx":true,"python":true})");
+  EXPECT_EQ(
+      t.text("SELECT value FROM rlscope_meta WHERE key = 'gpu_activity'").rfind("unavailable: ", 0),
+      0u);
 }
 
 TEST(Prof, NoNvtxRecordsNoRanges) {

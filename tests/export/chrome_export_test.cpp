@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "chrome_exporter.h"
+#include "importer.h"
 #include "rich_trace.h"
 #include "rlscope/trace/error.h"
 #include "rlscope/trace/reader.h"
@@ -361,6 +362,55 @@ TEST_F(ChromeExport, FlowsLinkEachLaunchToItsGpuWork) {
     EXPECT_GT(id, 0);
     EXPECT_LT(id, std::int64_t{1} << 53);
   }
+}
+
+// Kineto before the "ac2g" name wrote its launch flows as "async_cpu_to_gpu" / "async_gpu". They
+// are the launch links import already has as correlation ids: exported once, as ac2g, not again as
+// the original events beside the new ones.
+TEST(ChromeExportFlows, LegacyKinetoFlowsBecomeOneArrowPerLaunch) {
+  rlscope::testing::TempDir dir;
+  json events = json::array();
+  for (int i = 0; i < 3; ++i) {
+    double t = 10.0 * i;
+    json corr = {{"correlation", 40 + i}};
+    events.push_back({{"ph", "X"},
+                      {"cat", "cuda_runtime"},
+                      {"name", "cudaLaunchKernel"},
+                      {"pid", 5},
+                      {"tid", 6},
+                      {"ts", t},
+                      {"dur", 2},
+                      {"args", corr}});
+    events.push_back({{"ph", "X"},
+                      {"cat", "kernel"},
+                      {"name", "k"},
+                      {"pid", 0},
+                      {"tid", 7},
+                      {"ts", t + 3},
+                      {"dur", 1},
+                      {"args", {{"device", 0}, {"stream", 7}, {"correlation", 40 + i}}}});
+    events.push_back({{"ph", "s"},
+                      {"cat", "async_cpu_to_gpu"},
+                      {"name", "async_gpu"},
+                      {"id", 40 + i},
+                      {"pid", 5},
+                      {"tid", 6},
+                      {"ts", t}});
+    events.push_back({{"ph", "f"},
+                      {"cat", "async_cpu_to_gpu"},
+                      {"name", "async_gpu"},
+                      {"id", 40 + i},
+                      {"pid", 0},
+                      {"tid", 7},
+                      {"ts", t + 3},
+                      {"bp", "e"}});
+  }
+  auto in = dir.write("legacy.json", json{{"traceEvents", events}}.dump());
+  import::importFile(in, dir / "legacy.sqlite");
+  Exported e = exportTrace(dir / "legacy.sqlite", dir / "legacy_export.json");
+  EXPECT_EQ(pairFlows(e).size(), 3u);
+  EXPECT_EQ(e.where([](const json& ev) { return ev["ph"] == "s"; }).size(), 3u);
+  EXPECT_TRUE(e.byCat("async_cpu_to_gpu").empty());
 }
 
 TEST(ChromeExportFlows, UseCorrelationIdsWhenTheyAreUniqueAcrossProcesses) {

@@ -42,7 +42,8 @@ json argsOf(const std::string& text) {
 //   matches no call);
 // - process fields other than pid and name; ThreadNames priorities; which of rlscope_threads and
 //   ThreadNames holds a thread's name (the name itself is compared);
-// - the meta keys the writer of the new trace owns (versions, creation time, provenance).
+// - the meta keys the writer of the new trace owns (versions, creation time, provenance), and
+//   gpu_vendor NVIDIA, which import infers and absent means.
 class Snapshot {
  public:
   Snapshot(TraceReader& r, const std::set<std::int64_t>& launchedCorrelations)
@@ -197,6 +198,8 @@ class Snapshot {
           key == trace::meta::kSourceFile || key == "kineto_schema_version") {
         continue;
       }
+      // Absent means NVIDIA; import says so when it sees CUDA calls.
+      if (key == trace::meta::kGpuVendor && value == "NVIDIA") continue;
       add(trace::table::kMeta, {{"key", key}, {"value", value}});
     }
     for (auto& [table, rows] : tables_) std::sort(rows.begin(), rows.end());

@@ -208,7 +208,7 @@ std::filesystem::path writeIdleTrace(const testing::TempDir& dir) {
 TEST(GpuMetricsIdle, GapsSplitIntoHostWaitKernelWaitAndOther) {
   testing::TempDir dir;
   trace::TraceReader reader(writeIdleTrace(dir));
-  GpuMetrics m = computeGpuMetrics(reader);
+  GpuMetrics m = computeGpuMetrics(reader, {.kernelWaitThreshold = 30});
   ASSERT_EQ(m.processes.size(), 2u);
   const IdleBreakdown& idle = process(m, kPidA).metrics.idle;
 
@@ -246,6 +246,19 @@ TEST(GpuMetricsIdle, GapsSplitIntoHostWaitKernelWaitAndOther) {
   EXPECT_EQ(m.total.idle.span, 441);
   EXPECT_EQ(m.total.idle.idle, 65);
   EXPECT_EQ(m.total.idle.streams.size(), 4u);
+}
+
+// HTA compares its consecutive_kernel_delay (30) with gaps in microseconds: a 50 ns gap between
+// two launched kernels is launch overhead, not "other" idle time.
+TEST(GpuMetricsIdle, DefaultThresholdIsHtasThirtyMicroseconds) {
+  EXPECT_EQ(GpuMetricsOptions{}.kernelWaitThreshold, 30'000);
+  testing::TempDir dir;
+  trace::TraceReader reader(writeIdleTrace(dir));
+  GpuMetrics m = computeGpuMetrics(reader);  // kept: `idle` refers into it
+  const IdleBreakdown& idle = process(m, kPidA).metrics.idle;
+  EXPECT_EQ(idle.hostWait, 100);
+  EXPECT_EQ(idle.kernelWait, 65);
+  EXPECT_EQ(idle.other, 0);
 }
 
 TEST(GpuMetricsIdle, ThresholdIsConfigurable) {
@@ -414,7 +427,7 @@ TEST(GpuMetricsOutput, JsonHasTheDocumentedShapeInMicroseconds) {
   EXPECT_EQ(gpuMetricsToJson(computeGpuMetrics(reader), 0)["kernels"].size(), 6u);
 
   trace::TraceReader idleReader(writeIdleTrace(dir));
-  auto idle = gpuMetricsToJson(computeGpuMetrics(idleReader))["idle"];
+  auto idle = gpuMetricsToJson(computeGpuMetrics(idleReader, {.kernelWaitThreshold = 30}))["idle"];
   EXPECT_DOUBLE_EQ(idle["host_wait_us"].get<double>(), 0.100);
   const auto& stream = idle["streams"][0];
   EXPECT_EQ(stream["process"], kPidA);

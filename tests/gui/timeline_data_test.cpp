@@ -238,6 +238,16 @@ TEST(TimelineData, LoadsEveryRealKinetoTrace) {
     TimelineData data = loadTimeline(reader);
     expectEveryRowLoaded(reader, data);
     EXPECT_FALSE(data.processes.empty());
+    // Kineto's wrapped 32-bit tids (a100_nccl's -549452224) are shown as the unsigned ids they
+    // are, never as a negative thread.
+    for (const auto& p : data.processes)
+      for (const auto& t : p.threads) EXPECT_EQ(t.label.find("thread -"), std::string::npos);
+    if (file == "a100_nccl.json.gz") {
+      bool unwrapped = false;
+      for (const auto& t : data.processes.at(0).threads)
+        unwrapped |= t.label == "thread 3745515072";
+      EXPECT_TRUE(unwrapped);
+    }
     ++loaded;
   }
   EXPECT_GT(loaded, 0);

@@ -4,12 +4,15 @@
 // one.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "importer.h"
 #include "kineto_time.h"
 #include "rlscope/trace/global_id.h"
 #include "rlscope/trace/reader.h"
+#include "rlscope/trace/schema.h"
+#include "support/rocm_trace.h"
 #include "support/temp_dir.h"
 
 namespace rlscope::import {
@@ -316,6 +319,92 @@ TEST(KinetoImport, BareEventArrayAndTextPidsArePlainEvents) {
   EXPECT_EQ(instant["__event"]["s"], "g");
 }
 
+// PyTorch on ROCm: HIP calls in Kineto's CUDA categories, hex stream handles, kernels and copies
+// whose launching call only the ac2g flow names, an AMD device (tests/support/rocm_trace.h).
+TEST(KinetoImport, RocmTraceIsImportedWithItsLaunches) {
+  auto t = importJson(rlscope::testing::rocmKinetoTrace());
+  auto& r = *t->reader;
+  EXPECT_TRUE(t->stats.warnings.empty()) << t->stats.warnings.front();
+  EXPECT_EQ(r.metaValue(trace::meta::kGpuVendor), "AMD");
+  const auto gpid = trace::globalPidOf(4100);
+  std::map<std::string, trace::ApiCallRecord> calls;
+  r.forEachApiCall(trace::ApiKind::kRuntime, {}, [&](const trace::ApiCallRecord& a) {
+    calls[std::string(r.string(a.nameId))] = a;
+  });
+  ASSERT_EQ(calls.size(), 3u);
+  EXPECT_EQ(calls["hipExtModuleLaunchKernel"].correlationId, 12);
+  EXPECT_EQ(calls["hipExtModuleLaunchKernel"].cbid, 1);  // "cid"
+  EXPECT_EQ(calls["hipMemcpyWithStream"].correlationId, 11);
+  int kernels = 0;
+  r.forEachKernel({}, [&](const trace::KernelRecord& k) {
+    ++kernels;
+    EXPECT_EQ(k.correlationId, 12);  // from the flow: the kernel has no args
+    EXPECT_EQ(k.globalPid, gpid);
+    EXPECT_EQ(k.deviceId, 0);
+    EXPECT_EQ(k.streamId, 1);
+    EXPECT_EQ(k.end - k.start, 150000);
+  });
+  EXPECT_EQ(kernels, 1);
+  int copies = 0;
+  r.forEachMemcpy({}, [&](const trace::MemcpyRecord& m) {
+    ++copies;
+    EXPECT_EQ(m.correlationId, 11);
+    EXPECT_EQ(m.globalPid, gpid);
+    EXPECT_EQ(m.copyKind, 1);  // HtoD, from the name
+  });
+  EXPECT_EQ(copies, 1);
+  auto gpus = r.gpus();
+  ASSERT_EQ(gpus.size(), 1u);
+  EXPECT_EQ(gpus[0].threadsPerWarp, 64);
+  EXPECT_EQ(gpus[0].maxWarpsPerSm, 32);
+  EXPECT_EQ(gpus[0].maxShmemPerSm, 65536);  // ROCm's maxSharedMemoryPerMultiProcessor
+  EXPECT_EQ(gpus[0].smCount, 104);
+}
+
+// Integers written as text: decimal or 0x-hex are read, anything else is one clear error.
+TEST(KinetoImport, IntegerArgsAsTextAreReadOrRefusedClearly) {
+  json events = json::array({
+      event("X", "kernel", "k", 0, 7, 10, 1,
+            {{"device", "0"}, {"stream", "0x1f"}, {"correlation", "12"}}),
+  });
+  auto t = importJson(json{{"traceEvents", events}}.dump());
+  t->reader->forEachKernel({}, [&](const trace::KernelRecord& k) {
+    EXPECT_EQ(k.streamId, 31);
+    EXPECT_EQ(k.correlationId, 12);
+  });
+  json bad = json::array({event("X", "kernel", "k", 0, 7, 10, 1, {{"stream", "0xZZ"}})});
+  try {
+    importJson(json{{"traceEvents", bad}}.dump());
+    ADD_FAILURE() << "a stream of \"0xZZ\" was accepted";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("args.stream: expected an integer, got \"0xZZ\""),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+// A kernel without "dur" keeps its launch and name, but its GPU time is unknown: kept as
+// zero-length, counted, and said in one warning.
+TEST(KinetoImport, KernelWithoutDurationIsKeptAndWarned) {
+  json events = json::array({
+      event("X", "cuda_runtime", "cudaLaunchKernel", 100, 100, 10, 2, {{"correlation", 7}}),
+      event("X", "kernel", "gemm", 0, 7, 20, -1,
+            {{"device", 0}, {"stream", 7}, {"correlation", 7}}),
+      event("X", "kernel", "relu", 0, 7, 30, 1, {{"device", 0}, {"stream", 7}}),
+  });
+  auto t = importJson(json{{"traceEvents", events}}.dump());
+  EXPECT_EQ(t->reader->rowCount("CUPTI_ACTIVITY_KIND_KERNEL"), 2);
+  std::vector<trace::KernelRecord> kernels;
+  t->reader->forEachKernel({}, [&](const trace::KernelRecord& k) { kernels.push_back(k); });
+  ASSERT_EQ(kernels.size(), 2u);
+  EXPECT_EQ(kernels[0].end, kernels[0].start);
+  std::string warnings;
+  for (const auto& w : t->stats.warnings) warnings += w + "\n";
+  EXPECT_NE(warnings.find("1 GPU activities (kernels, memcpys, memsets) without \"dur\""),
+            std::string::npos)
+      << warnings;
+}
+
 // Unknown top-level members travel as written, escaped keys included, and stay valid JSON.
 TEST(KinetoImport, UnknownMembersKeepTheirEscapes) {
   auto t = importJson(R"({"traceEvents": [{"ph": "i", "name": "m", "pid": 1, "tid": 1, "ts": 1,)"
@@ -344,9 +433,11 @@ TEST(KinetoImport, NvtxEventsDefaultToRangesAndMarks) {
   EXPECT_EQ(t->reader->rowCount("rlscope_operations"), 2);  // the two ranges
 }
 
-TEST(KinetoImport, OutOfRangeIdsGetSubstitutes) {
+// Kineto writes thread ids as signed 32-bit numbers: a100_nccl.json.gz has CUDA calls on
+// "tid": -549452224, the unsigned id 3745515072 wrapped around. The thread keeps the unsigned id.
+TEST(KinetoImport, OutOfRangeIdsGetSubstitutesAndWrappedTidsTheirUnsignedValue) {
   json events = json::array({
-      event("X", "cpu_op", "a", 1 << 25, -1, 1, 1),
+      event("X", "cpu_op", "a", 1 << 25, -549452224, 1, 1),
       event("X", "cpu_op", "b", 1 << 25, 70000000, 2, 1),
   });
   auto t = importJson(json{{"traceEvents", events}}.dump());
@@ -357,7 +448,7 @@ TEST(KinetoImport, OutOfRangeIdsGetSubstitutes) {
     tids.insert(th.tid);
     EXPECT_TRUE(trace::fitsGlobalIdField(trace::tidOfGlobalId(th.globalTid)));
   }
-  EXPECT_EQ(tids, (std::set<std::int64_t>{-1, 70000000}));
+  EXPECT_EQ(tids, (std::set<std::int64_t>{3745515072, 70000000}));
   EXPECT_EQ(t->reader->processes().at(0).pid, 1 << 25);
 }
 

@@ -84,13 +84,14 @@ TEST_F(WaveScaling, OneWaveOnTheOriginIsNotSmallWhenItFillsIt) {
   EXPECT_DOUBLE_EQ(p.timeNs, 500);
 }
 
-TEST_F(WaveScaling, SmallKernelsFollowTheBusiestSmAndClockNotBandwidth) {
+TEST_F(WaveScaling, SmallKernelsFollowTheBusiestSmAndClockWhateverTheirGamma) {
   // 100 blocks: under a wave on both. Compute-bound: one block per SM on both, clock x2.
   EXPECT_DOUBLE_EQ(predict(launch(100, 1e9, 0)).timeNs, 500);
   // 300 blocks: 3 per SM on the origin, 2 on the target.
   EXPECT_DOUBLE_EQ(predict(launch(300, 1e9, 0)).timeNs, 1000 * 0.5 * 2.0 / 3.0);
-  // Memory-bound and small: latency-bound, unchanged.
-  EXPECT_DOUBLE_EQ(predict(launch(100)).timeNs, 1000);
+  // Memory-bound and small: latency-bound too, so the clock (x2) applies, not bandwidth.
+  EXPECT_DOUBLE_EQ(predict(launch(100)).timeNs, 500);
+  EXPECT_DOUBLE_EQ(predict(launch(300)).timeNs, 1000 * 0.5 * 2.0 / 3.0);
 }
 
 TEST_F(WaveScaling, GammaComesFromTheRooflineOfTheTarget) {

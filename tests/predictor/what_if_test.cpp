@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -214,10 +216,97 @@ TEST_F(WhatIf, KernelsWithoutLaunchConfigurationsAreNamedAndKept) {
   EXPECT_EQ(p.kernels[0].method, Method::kCannotPredict);
   EXPECT_EQ(p.cannotPredict, 1u);
   EXPECT_DOUBLE_EQ(p.gpuPredictedNs, 5000);
-  ASSERT_FALSE(p.notes.empty());
-  EXPECT_NE(p.notes.back().find("cannot be predicted"), std::string::npos);
+  auto noted = [&](const char* text) {
+    return std::any_of(p.notes.begin(), p.notes.end(),
+                       [&](const std::string& n) { return n.find(text) != std::string::npos; });
+  };
+  EXPECT_TRUE(noted("cannot be predicted"));
+  EXPECT_TRUE(noted("no CUDA calls to replay"));
+  EXPECT_FALSE(p.replay.replayed);
   auto json = toJson(p);
   EXPECT_EQ(json["kernels"][0]["method"], "cannot predict");
+  EXPECT_EQ(json["run"]["model"], "operations");
+}
+
+// Three kernels launched back to back without a wait while Python goes on: on a slower GPU their
+// stream's serial work outlasts the CPU and sets the run; on a faster one the CPU does.
+TEST(Replay, AStreamsSerialWorkOrTheCpuSetsTheRun) {
+  testing::TempDir dir;
+  auto path = dir / "async.sqlite";
+  {
+    trace::TraceWriter w(path);
+    addProcessOnA100(w);
+    addOperation(w, 1, 0, 8000, "step", kMain);
+    addCpu(w, 0, 1000, Category::kPython, kMain);
+    for (int i = 0; i < 3; ++i) {
+      addApiCall(w, 1000 + 100 * i, 1100 + 100 * i, kMain, i + 1, "cudaLaunchKernel");
+      addKernel(w, 1200 + 2000 * i, 3200 + 2000 * i, i + 1, "relu_kernel");
+    }
+    addCpu(w, 1300, 8000, Category::kPython, kMain);
+    w.commit();
+  }
+  GpuDatabase db = GpuDatabase::builtIn();
+  for (const char* target : {"T4", "H100 SXM", "A100 SXM4 40GB"}) {
+    SCOPED_TRACE(target);
+    double kernel = KernelPredictor(db.get("A100 SXM4 40GB"), db.get(target))
+                        .predict(theKernel(2000), classifyKernel("relu_kernel"))
+                        .timeNs;
+    trace::TraceReader reader(path);
+    RunPrediction p = predictRun(reader, db, db.get(target));
+    ASSERT_TRUE(p.replay.replayed);
+    EXPECT_EQ(p.replay.calls, 3u);
+    EXPECT_EQ(p.replay.waits, 0u);
+    EXPECT_NEAR(p.replay.longestStreamNs, 3 * kernel, 1e-6);
+    EXPECT_DOUBLE_EQ(p.replay.longestCpuPathNs, 8000);
+    // The first kernel keeps its 200 ns from its launch; the others follow on the stream.
+    EXPECT_NEAR(p.predictedNs, std::max(8000.0, 1200 + 3 * kernel), 1e-6);
+    EXPECT_GE(p.predictedNs, p.replay.longestStreamNs);
+    // The range: the kernels at the ends of the memory-bound rule's expected error.
+    double e = p.kernels.at(0).expectedError;
+    EXPECT_DOUBLE_EQ(e, 0.077);
+    EXPECT_NEAR(p.predictedHighNs, std::max(8000.0, 1200 + 3 * kernel * (1 + e)), 1e-6);
+    EXPECT_NEAR(p.predictedLowNs, std::max(8000.0, 1200 + 3 * kernel * (1 - e)), 1e-6);
+  }
+}
+
+// A thread that waits for the GPU in cudaStreamSynchronize while another stream's work is still
+// running waits for its own stream only (CUPTI's synchronisation record names it).
+TEST(Replay, AStreamSynchronizeWaitsForItsStreamOnly) {
+  testing::TempDir dir;
+  auto path = dir / "streams.sqlite";
+  {
+    trace::TraceWriter w(path);
+    addProcessOnA100(w);
+    addOperation(w, 1, 0, 20000, "step", kMain);
+    addApiCall(w, 0, 100, kMain, 1, "cudaLaunchKernel");          // stream 7: 100 .. 10100
+    addApiCall(w, 100, 200, kMain, 2, "cudaLaunchKernel");        // stream 8: 200 .. 2200
+    addApiCall(w, 200, 2300, kMain, 3, "cudaStreamSynchronize");  // waits for stream 8
+    addCpu(w, 2300, 20000, Category::kPython, kMain);
+    for (auto [start, end, stream, correlation] : {std::array<std::int64_t, 4>{100, 10100, 7, 1},
+                                                   std::array<std::int64_t, 4>{200, 2200, 8, 2}})
+      testing::addKernel(w, {.start = start,
+                             .end = end,
+                             .pid = kPid,
+                             .correlation = correlation,
+                             .name = "relu_kernel",
+                             .stream = stream,
+                             .grid = {5400, 1, 1},
+                             .block = {256, 1, 1},
+                             .registersPerThread = 47});
+    testing::addSync(w, {.start = 200, .end = 2300, .pid = kPid, .correlation = 3, .stream = 8},
+                     trace::SyncType::kStreamSynchronize);
+    w.commit();
+  }
+  GpuDatabase db = GpuDatabase::builtIn();
+  double factor = KernelPredictor(db.get("A100 SXM4 40GB"), db.get("T4"))
+                      .predict(theKernel(1), classifyKernel("relu_kernel"))
+                      .timeNs;
+  trace::TraceReader reader(path);
+  RunPrediction p = predictRun(reader, db, db.get("T4"));
+  EXPECT_EQ(p.replay.waits, 1u);
+  // The wait (2100 ns, 100 of it the call's own) becomes 2000 x factor: the CPU moves by that.
+  double shift = 2000 * factor - 2000;
+  EXPECT_NEAR(p.predictedNs, std::max(20000 + shift, 100 + 10000 * factor), 1e-6);
 }
 
 // The real A100 traces, imported once.
@@ -280,10 +369,36 @@ TEST_F(RealTraces, PredictionsToEveryGpuAreFinitePositiveAndMoveTheRightWay) {
         }
     // Same chip and SMs, more bandwidth: H200 over H100 SXM.
     EXPECT_LE(byTarget.at("H200 SXM").gpuPredictedNs, byTarget.at("H100 SXM").gpuPredictedNs);
-    // The A100 itself: the run as recorded.
+    // The A100 itself: the run as recorded (the replay re-derives launch delays of work that
+    // queued behind its stream: within 10 ppm).
     const RunPrediction& self = byTarget.at("A100 SXM4 40GB");
     EXPECT_NEAR(self.gpuPredictedNs, self.gpuOriginNs, 1e-6 * self.gpuOriginNs);
-    EXPECT_NEAR(self.predictedNs, self.originNs, 1e-6 * self.originNs);
+    EXPECT_NEAR(self.predictedNs, self.originNs, 1e-5 * self.originNs);
+  }
+}
+
+// The bounds a replay keeps, on every target: a run is never shorter than the predicted work of
+// any one of its streams, one kernel after another, nor than any thread's own path.
+TEST_F(RealTraces, TheReplayedRunKeepsItsBoundsOnEveryGpu) {
+  GpuDatabase db = GpuDatabase::builtIn();
+  for (const auto& path : traces_) {
+    SCOPED_TRACE(path.filename().string());
+    for (const auto& target : db.gpus()) {
+      trace::TraceReader reader(path);
+      RunPrediction p = predictRun(reader, db, target);
+      ASSERT_TRUE(p.replay.replayed) << target.name;
+      EXPECT_GT(p.replay.calls, 300u);
+      EXPECT_GT(p.replay.longestStreamNs, 0);
+      // The bounds are measured from the trace's first event; predictedNs from the breakdown's.
+      double slack = 1e-6 * p.originNs + (p.replay.originNs - p.originNs);
+      EXPECT_GE(p.predictedNs + slack, p.replay.longestStreamNs) << target.name;
+      EXPECT_GE(p.predictedNs + slack, p.replay.longestCpuPathNs) << target.name;
+      // The expected range brackets the prediction, and is only as wide as the GPU's part.
+      EXPECT_LE(p.predictedLowNs, p.predictedNs + 1e-3) << target.name;
+      EXPECT_GE(p.predictedHighNs, p.predictedNs - 1e-3) << target.name;
+      EXPECT_LE(p.predictedHighNs - p.predictedLowNs, 2 * p.gpuExpectedErrorNs + 1e-3)
+          << target.name;
+    }
   }
 }
 

@@ -244,6 +244,39 @@ TEST(PredictionMarkdown, HasVerdictAndTables) {
   EXPECT_NE(markdown.find("docs/predictor.md"), std::string::npos);
 }
 
+// `--target` documents carry each figure's expected error (docs/predictor.md, "Expected
+// error"): the run's range, the GPU work's and each kernel's error in percent, each operation's
+// in time. Both reports show them beside the figure; a kernel kept as recorded shows none.
+TEST(PredictionReports, ShowTheExpectedErrorBesideEachFigure) {
+  json p = prediction();
+  p["run"]["predicted_low_us"] = 21000;
+  p["run"]["predicted_high_us"] = 29000;
+  p["gpu"]["expected_error"] = 0.27;
+  p["operations"][0]["expected_error_us"] = 4000;
+  p["kernels"][0]["expected_error"] = 0.077;
+  p["kernels"][1]["expected_error"] = 0;
+  std::string markdown = renderMarkdown(document(p));
+  EXPECT_NE(markdown.find("| Run (origin → predicted) | 10.00 ms → 25.00 ms (2.50x slower), "
+                          "expected 21.00 ms to 29.00 ms |"),
+            std::string::npos)
+      << markdown;
+  EXPECT_NE(markdown.find("7.00 ms → 22.00 ms (± 27.0%) over 1200 kernel launches"),
+            std::string::npos);
+  auto operations = tableAt(markdown, "| Operation | Origin |");
+  ASSERT_EQ(operations.size(), 4u);
+  EXPECT_EQ(operations[2],
+            "| forward \\[train\\] | 8.00 ms | 20.00 ms ± 4.00 ms | +150.0% | 3.14x |");
+  auto kernels = tableAt(markdown, "| Kernel | Launches |");
+  ASSERT_EQ(kernels.size(), 4u);
+  EXPECT_NE(kernels[2].find("| 15.00 ms ± 7.7% |"), std::string::npos) << kernels[2];
+  EXPECT_NE(kernels[3].find("| 2.00 ms | 0.0% |"), std::string::npos) << kernels[3];
+
+  std::string html = predictionHtml(renderHtml(document(p)));
+  EXPECT_NE(html.find("expected 21.00 ms to 29.00 ms"), std::string::npos);
+  EXPECT_NE(html.find("20.00 ms ± 4.00 ms"), std::string::npos);
+  EXPECT_NE(html.find("15.00 ms ± 7.7%"), std::string::npos);
+}
+
 TEST(PredictionMarkdown, AbsentWithoutPrediction) {
   std::string markdown = renderMarkdown(document());
   EXPECT_EQ(markdown.find("Prediction"), std::string::npos);

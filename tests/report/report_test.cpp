@@ -391,13 +391,30 @@ TEST(MarkdownReport, OperationTableHasOneRowPerOperation) {
   // Header, separator, the operations, the total.
   ASSERT_EQ(rows.size(), doc["operations"].size() + 3);
   EXPECT_EQ(rows[0],
-            "| Operation | Phase | Time | % | CPU | CPU+GPU | GPU | Waiting | GPU-bound % |");
+            "| Operation | Phase | Instances | Time | % | CPU | CPU+GPU | GPU | Waiting | "
+            "GPU-bound % |");
   for (const auto& row : rows) EXPECT_EQ(unescapedPipes(row), unescapedPipes(rows[0])) << row;
-  EXPECT_EQ(rows[2].rfind(
-                "| simulation | training | 914.00 ms | 38.1% | 912.00 ms | 0 | 0 | 0 | 0.0% |", 0),
+  EXPECT_EQ(rows[2].rfind("| simulation | training | 10 | 914.00 ms | 38.1% | 912.00 ms | 0 | 0 | "
+                          "0 | 0.0% |",
+                          0),
             0u)
       << rows[2];
   EXPECT_EQ(rows.back().rfind("| **All operations** |", 0), 0u);
+}
+
+// The numbers of the HTML bars: each operation's time per category set, in the report's order
+// of sets (CPU, CPU+GPU, GPU; single categories first).
+TEST(MarkdownReport, CategoryTableHasTheBarsNumbers) {
+  json doc = sampleDocument();
+  std::string markdown = renderMarkdown(doc);
+  auto rows = tableAfter(markdown, "| Operation | Python |");
+  ASSERT_EQ(rows.size(), doc["operations"].size() + 2);
+  EXPECT_EQ(
+      rows[0],
+      "| Operation | Python | Backend | Simulator | Native | Python+Simulator | "
+      "Backend+CUDA API | Backend+GPU kernel | CUDA API+GPU kernel | GPU kernel | GPU memcpy | "
+      "GPU memset |");
+  EXPECT_EQ(rows[2], "| simulation | 210.00 ms |  | 690.00 ms |  | 12.00 ms |  |  |  |  |  |  |");
 }
 
 TEST(MarkdownReport, ABiasTooNoisyToTellSaysSo) {

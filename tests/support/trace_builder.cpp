@@ -101,6 +101,12 @@ void addMemset(trace::TraceWriter& w, const GpuActivity& set) {
   w.addMemset(gpuRecord<trace::MemsetRecord>(set));
 }
 
+void addSync(trace::TraceWriter& w, const GpuActivity& sync, trace::SyncType type) {
+  auto r = gpuRecord<trace::SyncRecord>(sync);
+  r.syncType = type;
+  w.addSync(r);
+}
+
 std::filesystem::path writeCorrectableTrace(const TempDir& dir, std::string_view features) {
   constexpr std::int64_t kPid = 42;
   constexpr std::int64_t kMain = trace::globalTidOf(kPid, 42);

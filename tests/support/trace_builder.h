@@ -81,6 +81,8 @@ struct GpuActivity {
 // A host-to-device copy.
 void addMemcpy(trace::TraceWriter& w, const GpuActivity& copy);
 void addMemset(trace::TraceWriter& w, const GpuActivity& set);
+// A CUPTI synchronisation record of the call with `sync.correlation`.
+void addSync(trace::TraceWriter& w, const GpuActivity& sync, trace::SyncType type);
 
 // correctable.sqlite in `dir`, the trace the breakdown's correction tests correct: one operation
 // "update" (id 1) [0, 1000) of process 42's thread 42, Python throughout, calling the backend

@@ -144,11 +144,12 @@ struct TraceWriter::Impl {
       {"globalPid", "pid", "parentPid", "name", "commandLine", "start", "end", "exitStatus"}};
   BatchedInsert threads{
       db, worker, "INSERT OR REPLACE", table::kThreads, {"globalTid", "globalPid", "tid", "name"}};
-  BatchedInsert cpuIntervals{db,
-                             worker,
-                             "INSERT",
-                             table::kCpuIntervals,
-                             {"start", "end", "globalTid", "category", "nameId", "args", "pythonEvents"}};
+  BatchedInsert cpuIntervals{
+      db,
+      worker,
+      "INSERT",
+      table::kCpuIntervals,
+      {"start", "end", "globalTid", "category", "nameId", "args", "pythonEvents"}};
   BatchedInsert operations{
       db,
       worker,
@@ -274,8 +275,8 @@ struct TraceWriter::Impl {
                          "maxThreadsPerBlock",
                          "memoryClockRate",
                          "memoryBusWidth"}};
-  // UPDATEs of setGpuGlobalPid() per GpuTable, prepared on the writer thread when first needed.
-  std::optional<Statement> gpuPidUpdates[4];
+  // UPDATEs of setGpuLaunch() per GpuTable, prepared on the writer thread when first needed.
+  std::optional<Statement> gpuLaunchUpdates[4];
   std::unordered_map<std::string, StringId, StringHash, std::equal_to<>> internTable;
   StringId nextStringId = 1;
   std::uint64_t rows = 0;
@@ -527,7 +528,8 @@ void TraceWriter::addGpuInfo(const GpuInfoRecord& r) {
   impl_->endRow(ins);
 }
 
-void TraceWriter::setGpuGlobalPid(GpuTable which, std::int64_t row, std::int64_t globalPid) {
+void TraceWriter::setGpuLaunch(GpuTable which, std::int64_t row, std::int64_t globalPid,
+                               std::int64_t correlationId) {
   auto& impl = *impl_;
   BatchedInsert* ins = &impl.kernels;
   std::string_view name = table::kKernel;
@@ -542,16 +544,17 @@ void TraceWriter::setGpuGlobalPid(GpuTable which, std::int64_t row, std::int64_t
     name = table::kSync;
   }
   ins->flush();  // the row may still be staged; the writer thread runs tasks in order
-  impl.worker.post([&impl, t = static_cast<int>(which), name, row, globalPid] {
-    auto& st = impl.gpuPidUpdates[t];
+  impl.worker.post([&impl, t = static_cast<int>(which), name, row, globalPid, correlationId] {
+    auto& st = impl.gpuLaunchUpdates[t];
     if (!st) {
       std::string sql = "UPDATE ";
       sql += name;
-      sql += " SET globalPid = ? WHERE rowid = ?";
+      sql += " SET globalPid = ?, correlationId = ? WHERE rowid = ?";
       st.emplace(impl.db.prepare(sql));
     }
     st->bind(1, globalPid);
-    st->bind(2, row);
+    st->bind(2, correlationId);
+    st->bind(3, row);
     st->run();
   });
 }

@@ -65,6 +65,9 @@ inline constexpr std::string_view kPythonEvents = "python_events";
 // Wall time of the profiled command, spawn to exit, in ns (rlscope-prof): the instrumented total
 // that overhead correction starts from.
 inline constexpr std::string_view kCommandElapsedNs = "command_elapsed_ns";
+// Who made the trace's GPUs, when an importer could tell: "NVIDIA" (CUDA calls) or "AMD" (HIP
+// calls, an AMD device). Absent: NVIDIA (rlscope-prof and nsys record CUDA only).
+inline constexpr std::string_view kGpuVendor = "gpu_vendor";
 }  // namespace meta
 
 }  // namespace rlscope::trace

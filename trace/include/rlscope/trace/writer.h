@@ -62,13 +62,15 @@ class TraceWriter {
   void addThreadName(const ThreadNameRecord& r);
   void addGpuInfo(const GpuInfoRecord& r);
 
-  // The GPU activity tables whose process an importer may learn only after it added the row.
+  // The GPU activity tables whose launch an importer may learn only after it added the row.
   enum class GpuTable { kKernel, kMemcpy, kMemset, kSync };
-  // Sets the globalPid of a row already added to a GPU activity table; `row` is its 1-based
-  // position among this writer's add calls for that table (its rowid). An importer can then write
-  // GPU records as it reads them, while SQLite has time to spare, and correct the few whose
-  // launching process only the end of the input settles.
-  void setGpuGlobalPid(GpuTable which, std::int64_t row, std::int64_t globalPid);
+  // Sets the globalPid and correlationId of a row already added to a GPU activity table; `row` is
+  // its 1-based position among this writer's add calls for that table (its rowid). An importer
+  // can then write GPU records as it reads them, while SQLite has time to spare, and correct the
+  // few whose launching process (or, for ROCm traces, launching call) only the end of the input
+  // settles.
+  void setGpuLaunch(GpuTable which, std::int64_t row, std::int64_t globalPid,
+                    std::int64_t correlationId);
 
   // Finishes the file (last transaction, indexes, single-file journal) and moves it into place.
   void commit();
