@@ -433,7 +433,7 @@ class Collector {
   std::atomic<int> deferredSignal_{0};  // came while the part was being finished for an exec
   std::atomic<const volatile std::uint64_t*> pythonEventCounter_{nullptr};
   std::uint64_t pythonEventsBefore_ = 0;  // a fork child's inherited count
-  std::atomic<int> takenSignal_{0};     // the writer thread is acting on it
+  std::atomic<int> takenSignal_{0};       // the writer thread is acting on it
 };
 
 // Leaked on purpose: exit handlers, late threads and signal handlers may use it after static
