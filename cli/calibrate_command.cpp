@@ -7,8 +7,11 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <cmath>
 #include <iostream>
+#include <set>
 
+#include "breakdown.h"
 #include "commands.h"
 #include "launch.h"
 #include "rlscope/trace/reader.h"
@@ -62,6 +65,32 @@ std::optional<double> runUninstrumented(const std::string& path,
   return std::chrono::duration<double, std::nano>(elapsed).count();
 }
 
+// The configurations whose rows the interpreter's slowdown is fitted to (interpreterSlowdown).
+bool needsRows(const analysis::CalibrationConfig& config) {
+  std::string_view name = config.name;
+  return name == "annotations" || name == "python_events" || name == "python";
+}
+
+// Per operation name, over the processes that have operations (another process's time is not
+// the operations' and would blur them), the run's own time, Python time and Python events; and
+// every process's Python time.
+void addRows(trace::TraceReader& reader, analysis::EventCounts& events) {
+  analysis::Breakdown b = analysis::analyzeTrace(reader);
+  std::set<std::int64_t> annotated;
+  for (const auto& o : b.operations)
+    if (o.name != analysis::kUnannotatedName) annotated.insert(o.process);
+  double pythonNs = 0;
+  for (const auto& o : b.operations) {
+    pythonNs += o.pythonNs;
+    if (!annotated.contains(o.process)) continue;
+    auto& row = events.rows[o.name];
+    row.timeNs += static_cast<double>(o.time);
+    row.pythonNs += o.pythonNs;
+    row.pythonEvents += o.pythonEvents;
+  }
+  events.pythonNs = std::llround(pythonNs);
+}
+
 // One run under rlscope-prof with the configuration's features; its wall time and event counts.
 std::optional<analysis::RunMeasurement> runProfiled(const analysis::CalibrationConfig& config,
                                                     const std::vector<std::string>& command,
@@ -91,6 +120,7 @@ std::optional<analysis::RunMeasurement> runProfiled(const analysis::CalibrationC
   {
     trace::TraceReader reader(o.output);
     m.events = analysis::countEvents(reader);
+    if (needsRows(config)) addRows(reader, m.events);
   }
   fs::remove(o.output);
   return m;
@@ -119,6 +149,7 @@ analysis::EventCounts eventsOf(const std::vector<analysis::RunMeasurement>& runs
     most.operations = std::max(most.operations, r.events.operations);
     most.transitions = std::max(most.transitions, r.events.transitions);
     most.pythonEvents = std::max(most.pythonEvents, r.events.pythonEvents);
+    most.pythonNs = std::max(most.pythonNs, r.events.pythonNs);
     if (r.events.apiCalls() > most.apiCalls()) most.apis = r.events.apis;
   }
   return most;

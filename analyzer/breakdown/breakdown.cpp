@@ -46,9 +46,9 @@ bool isCpu(std::uint32_t category) {
 // Overhead intervals are categories of their own in the sweep, numbered from here, one per
 // source in this order.
 constexpr std::uint32_t kOverheadBase = 1000;
-const std::array<const char*, 5> kOverheadSources = {cost::kAnnotation, cost::kPythonTransition,
-                                                     cost::kCudaApiInterception, cost::kCupti,
-                                                     cost::kPythonEvent};
+const std::array<const char*, 6> kOverheadSources = {
+    cost::kAnnotation, cost::kPythonTransition, cost::kCudaApiInterception,
+    cost::kCupti,      cost::kPythonEvent,      cost::kPythonInterpreter};
 // The overhead sources by their index in kOverheadSources.
 enum OverheadSource : std::size_t {
   kAnnotationSource,
@@ -56,6 +56,7 @@ enum OverheadSource : std::size_t {
   kInterceptionSource,
   kCuptiSource,
   kPythonEventSource,
+  kInterpreterSource,
 };
 bool isOverhead(std::uint32_t category) {
   return category >= kOverheadBase;
@@ -79,10 +80,12 @@ struct NativeCall {  // a Backend or Simulator interval: one call from Python
   Category category = Category::kBackend;
 };
 
-struct PythonEventSpan {  // a CPU interval in which the Python tracker handled events
+// A CPU interval in which the Python tracker handled events, or that ran Python code.
+struct PythonEventSpan {
   std::int64_t globalTid = 0;
   TimeNs start = 0, end = 0;
   std::int64_t events = 0;
+  bool python = false;  // the Python category: the interpreter ran under the tracker
 };
 
 // Everything of one process the analysis needs.
@@ -190,9 +193,12 @@ void readCpuIntervals(trace::Database& db, GroupBuilder& b, bool mayNest) {
          }
          if (category == Category::kBackend || category == Category::kSimulator)
            e->nativeCalls.push_back({tid, start, end, category});
-         if (events)
-           if (std::int64_t n = st.columnInt(4); n > 0)
-             e->pythonEventSpans.push_back({tid, start, end, n});
+         if (events) {
+           std::int64_t n = st.columnInt(4);
+           bool python = category == Category::kPython;
+           if (n > 0 || (python && end > start))
+             e->pythonEventSpans.push_back({tid, start, end, n, python});
+         }
        });
 }
 
@@ -463,14 +469,51 @@ struct OverheadCosts {
   }
 };
 
+// Each thread's operation boundaries (starts and ends), sorted: a Python span that runs across
+// them (entering an operation is no transition) is shared out between the operations it meets.
+using ThreadBoundaries = std::unordered_map<std::int64_t, std::vector<TimeNs>>;
+ThreadBoundaries operationBoundaries(const std::vector<trace::OperationRecord>& ops) {
+  ThreadBoundaries boundaries;
+  for (const auto& op : ops) {
+    auto& b = boundaries[op.globalTid];
+    b.push_back(op.start);
+    b.push_back(op.end);
+  }
+  for (auto& [tid, b] : boundaries) std::sort(b.begin(), b.end());
+  return boundaries;
+}
+
+// Calls share(from, fraction) for each part of `s` between its thread's operation boundaries, in
+// order: where the part starts and its share of the span's length (the shares add up to 1).
+template <class Share>
+void splitAtBoundaries(const PythonEventSpan& s, const ThreadBoundaries& boundaries,
+                       Share&& share) {
+  TimeNs from = s.start;
+  double rest = 1;
+  auto it = boundaries.find(s.globalTid);
+  if (it != boundaries.end() && s.end > s.start) {
+    const auto& b = it->second;
+    auto length = static_cast<double>(s.end - s.start);
+    for (auto cut = std::upper_bound(b.begin(), b.end(), s.start); cut != b.end() && *cut < s.end;
+         ++cut) {
+      if (*cut == from) continue;
+      double part = static_cast<double>(*cut - from) / length;
+      share(from, part);
+      rest -= part;
+      from = *cut;
+    }
+  }
+  share(from, rest);
+}
+
 // Python tracking's cost, per thread: δ before each native call and δ after it returns (each call
-// is two transitions), and in each span the tracker's events there × their price. A Python span
-// often runs across an operation's start or end (entering an operation is no transition): its
-// events' cost is shared by the parts of it between the thread's operation boundaries, in
-// proportion to their length, each part's from its start. Where pieces meet (transitions closer
-// than their cost), they are laid end to end: the profiler spent all of that time, and a union
-// would remove it once.
-void addPythonOverhead(ProcessEvents& e, const OverheadCosts& costs) {
+// is two transitions); in each span, the tracker's events there × their price, and in each Python
+// span the interpreter's slowdown under the tracker (its fraction of the span's length). A span's
+// cost is shared by its parts between the thread's operation boundaries, in proportion to their
+// length, each part's from its start. Where pieces meet (transitions closer than their cost),
+// they are laid end to end: the profiler spent all of that time, and a union would remove it once.
+void addPythonOverhead(ProcessEvents& e, const OverheadCosts& costs,
+                       const ThreadBoundaries& boundaries) {
   struct Piece {
     std::int64_t globalTid;
     TimeNs start;
@@ -478,33 +521,6 @@ void addPythonOverhead(ProcessEvents& e, const OverheadCosts& costs) {
     OverheadSource source;
   };
   std::vector<Piece> pieces;
-  std::unordered_map<std::int64_t, std::vector<TimeNs>> boundaries;  // per thread, sorted
-  if (costs.on[kPythonEventSource]) {
-    for (const auto& op : e.operations) {
-      auto& b = boundaries[op.globalTid];
-      b.push_back(op.start);
-      b.push_back(op.end);
-    }
-    for (auto& [tid, b] : boundaries) std::sort(b.begin(), b.end());
-  }
-  auto addEvents = [&](const PythonEventSpan& s) {
-    double cost = static_cast<double>(s.events) * costs.perEvent[kPythonEventSource];
-    TimeNs from = s.start;
-    auto it = boundaries.find(s.globalTid);
-    if (it != boundaries.end() && s.end > s.start) {
-      const auto& b = it->second;
-      double perNs = cost / static_cast<double>(s.end - s.start);
-      for (auto cut = std::upper_bound(b.begin(), b.end(), s.start); cut != b.end() && *cut < s.end;
-           ++cut) {
-        if (*cut == from) continue;
-        pieces.push_back(
-            {s.globalTid, from, perNs * static_cast<double>(*cut - from), kPythonEventSource});
-        cost -= perNs * static_cast<double>(*cut - from);
-        from = *cut;
-      }
-    }
-    pieces.push_back({s.globalTid, from, cost, kPythonEventSource});
-  };
   if (costs.on[kTransitionSource]) {
     double delta = costs.perEvent[kTransitionSource];
     for (const auto& c : e.nativeCalls) {
@@ -513,8 +529,18 @@ void addPythonOverhead(ProcessEvents& e, const OverheadCosts& costs) {
       pieces.push_back({c.globalTid, c.end, delta, kTransitionSource});
     }
   }
-  if (costs.on[kPythonEventSource])
-    for (const auto& s : e.pythonEventSpans) addEvents(s);
+  double perEvent = costs.on[kPythonEventSource] ? costs.perEvent[kPythonEventSource] : 0;
+  double slowdown = costs.on[kInterpreterSource] ? costs.perEvent[kInterpreterSource] : 0;
+  if (perEvent > 0 || slowdown > 0)
+    for (const auto& s : e.pythonEventSpans) {
+      double events = static_cast<double>(s.events) * perEvent;
+      double interpreter = s.python ? slowdown * static_cast<double>(s.end - s.start) : 0;
+      splitAtBoundaries(s, boundaries, [&](TimeNs from, double part) {
+        if (events > 0) pieces.push_back({s.globalTid, from, events * part, kPythonEventSource});
+        if (interpreter > 0)
+          pieces.push_back({s.globalTid, from, interpreter * part, kInterpreterSource});
+      });
+    }
   std::sort(pieces.begin(), pieces.end(), [](const Piece& a, const Piece& b) {
     return std::tie(a.globalTid, a.start) < std::tie(b.globalTid, b.start);
   });
@@ -536,7 +562,7 @@ void addPythonOverhead(ProcessEvents& e, const OverheadCosts& costs) {
 // under it. Annotation: the operation's first δ. Python: addPythonOverhead. CUDA API
 // interception: δ after the call. CUPTI: the call's first δ(API name).
 void addOverheadIntervals(ProcessEvents& e, const OverheadCosts& costs,
-                          trace::TraceReader& reader) {
+                          const ThreadBoundaries& boundaries, trace::TraceReader& reader) {
   auto add = [&](TimeNs start, double length, OverheadSource source) {
     auto ns = static_cast<TimeNs>(length + 0.5);
     if (ns > 0)
@@ -546,7 +572,7 @@ void addOverheadIntervals(ProcessEvents& e, const OverheadCosts& costs,
   if (costs.on[kAnnotationSource])
     for (const auto& op : e.operations)
       add(op.start, costs.perEvent[kAnnotationSource], kAnnotationSource);
-  addPythonOverhead(e, costs);
+  addPythonOverhead(e, costs, boundaries);
   std::unordered_map<trace::StringId, double> cupti;
   for (const auto& call : e.apiCalls) {
     if (costs.on[kInterceptionSource])
@@ -578,6 +604,7 @@ void reserveAddedIntervals(ProcessEvents& e, const OverheadCosts* costs) {
         (costs->on[kAnnotationSource] ? e.operations.size() : 0) +
         (costs->on[kTransitionSource] ? 2 * e.nativeCalls.size() : 0) +
         (costs->on[kPythonEventSource] ? e.pythonEventSpans.size() + 2 * e.operations.size() : 0) +
+        (costs->on[kInterpreterSource] ? e.pythonEventSpans.size() + 2 * e.operations.size() : 0) +
         ((costs->on[kInterceptionSource] ? 1 : 0) + (costs->on[kCuptiSource] ? 1 : 0)) *
             e.apiCalls.size();
   std::size_t needed = e.categories.size() + added;
@@ -693,7 +720,9 @@ void analyzeProcess(std::int64_t pid, std::int64_t tid, ProcessEvents& events,
     if (!window || meets(*window, op.start, op.end)) ++instances[it->second];
     spans.push_back({op.start, op.end, it->second});
   }
-  if (costs) addOverheadIntervals(events, *costs, reader);
+  ThreadBoundaries boundaries;
+  if (!events.pythonEventSpans.empty()) boundaries = operationBoundaries(ops);
+  if (costs) addOverheadIntervals(events, *costs, boundaries, reader);
   // Overhead and Native intervals come from the whole events, then everything is clipped: an
   // operation that started before the window keeps its name, phase and overhead anchors. `spans`
   // stays whole and aligned with `ops` for the lookups below.
@@ -760,6 +789,13 @@ void analyzeProcess(std::int64_t pid, std::int64_t tid, ProcessEvents& events,
     auto& t = rows[keyAt(c.globalTid, c.start)].transitions;
     ++(c.category == Category::kBackend ? t.pythonToBackend : t.pythonToSimulator);
   }
+  for (const auto& s : events.pythonEventSpans)
+    splitAtBoundaries(s, boundaries, [&](TimeNs from, double part) {
+      if (!startsIn(window, from)) return;
+      auto& row = rows[keyAt(s.globalTid, from)];
+      row.pythonEvents += part * static_cast<double>(s.events);
+      if (s.python) row.pythonNs += part * static_cast<double>(s.end - s.start);
+    });
 
   for (const auto& c : r.cells) {
     OperationBreakdown& row = rows[c.operation];
@@ -825,8 +861,8 @@ OverheadCosts overheadCosts(trace::TraceReader& reader, const AnalyzeOptions& op
   const Calibration& cal = *options.calibration;
   OverheadCosts costs;
   costs.calibration = &cal;
-  const std::array<const char*, kOverheadSources.size()> feature = {"nvtx", "python", "cuda_api",
-                                                                    "gpu_activity", "python"};
+  const std::array<const char*, kOverheadSources.size()> feature = {
+      "nvtx", "python", "cuda_api", "gpu_activity", "python", "python"};
   bool gpuUnavailable =
       reader.metaValue(trace::meta::kGpuActivity).value_or("").starts_with("unavailable");
   bool hasTransitions = reader.metaValue(trace::meta::kPythonTransitions).value_or("0") != "0";
@@ -844,6 +880,8 @@ OverheadCosts overheadCosts(trace::TraceReader& reader, const AnalyzeOptions& op
       continue;
     }
     if (!calibrated) {
+      // Calibrations before the interpreter's slowdown was measured price Python per event only.
+      if (i == kInterpreterSource) continue;
       // Only worth saying where such events are in the trace: CUDA costs on a machine without
       // a GPU are not calibrated, and a CPU-only trace has nothing to pay them; a native
       // program has no Python transitions.
@@ -886,6 +924,7 @@ void correctTotal(trace::TraceReader& reader, const OverheadCosts& costs,
     }
   }
   std::int64_t ops = 0, calls = 0, nativeCalls = 0, nativeInside = 0, eventsInside = 0;
+  double pythonNs = 0;  // the Python spans' time (in the window)
   bool cudaCosts = costs.on[kInterceptionSource] || costs.on[kCuptiSource];
   std::unordered_map<trace::StringId, std::int64_t> callsByName;  // with CUDA costs to remove
   for (const auto& [key, e] : groups) {
@@ -898,6 +937,13 @@ void correctTotal(trace::TraceReader& reader, const OverheadCosts& costs,
       ++calls;
       if (cudaCosts) ++callsByName[call.nameId];
     }
+    if (costs.on[kInterpreterSource])
+      for (const auto& s : e.pythonEventSpans)
+        if (s.python)
+          pythonNs += static_cast<double>(
+              window ? std::max<TimeNs>(
+                           0, std::min(s.end, window->end) - std::max(s.start, window->start))
+                     : s.end - s.start);
     if (!window) continue;
     nativeCalls += static_cast<std::int64_t>(e.nativeCalls.size());
     for (const auto& n : e.nativeCalls) nativeInside += startsIn(window, n.start) ? 1 : 0;
@@ -923,6 +969,12 @@ void correctTotal(trace::TraceReader& reader, const OverheadCosts& costs,
     std::int64_t n = window ? eventsInside : t ? std::stoll(*t) : 0;
     set(cost::kPythonEvent, n, static_cast<double>(n) * costs.perEvent[kPythonEventSource]);
     removed.pythonEvents = n;
+  }
+  if (costs.on[kInterpreterSource]) {
+    // Its "events" are the Python spans' nanoseconds; its cost, the slowdown's share of them.
+    set(cost::kPythonInterpreter, std::llround(pythonNs),
+        pythonNs * costs.perEvent[kInterpreterSource]);
+    removed.pythonNs = pythonNs;
   }
   if (costs.on[kTransitionSource]) {
     auto t = reader.metaValue(trace::meta::kPythonTransitions);

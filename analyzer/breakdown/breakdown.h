@@ -65,6 +65,11 @@ struct OperationBreakdown {
   // synchronous copies, see isGpuWaitCall): CPU time that a faster GPU would shorten.
   trace::TimeNs gpuWait = 0;
   TransitionCounts transitions;
+  // The Python tracker's callbacks in the row's own time, and the time of its Python spans (a
+  // span's events and time shared by time between the operations it runs across; threads add
+  // up); 0 for traces without per-row counts. Calibration fits the interpreter's slowdown to them.
+  double pythonEvents = 0;
+  double pythonNs = 0;
 };
 
 // What overhead correction did (present only in a corrected breakdown).

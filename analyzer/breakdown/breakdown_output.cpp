@@ -60,6 +60,7 @@ nlohmann::json toJson(const Breakdown& b) {
          {"launched_gpu_us", us(o.launchedGpu)},
          {"launched_gpu_activities", o.launchedGpuActivities},
          {"gpu_wait_us", us(o.gpuWait)},
+         {"python_events", o.pythonEvents},
          {"transitions",
           {{"Python->Backend", o.transitions.pythonToBackend},
            {"Python->Simulator", o.transitions.pythonToSimulator},
@@ -136,9 +137,14 @@ static void writeCorrection(const Correction& c, std::ostream& out) {
                 "ns per event", "removed ms", "breakdown ms");
   out << line;
   for (const auto& [name, s] : c.sources) {
-    std::snprintf(line, sizeof line, "  %-24s %12lld %14.1f %14.3f %14s\n", name.c_str(),
-                  static_cast<long long>(s.events), s.costNs, s.removedNs / 1e6,
-                  ms(s.breakdownNs).c_str());
+    if (name == cost::kPythonInterpreter)  // priced per ns of Python time, not per event
+      std::snprintf(line, sizeof line, "  %-24s %9.0f ms %12.1f %% %14.3f %14s\n", name.c_str(),
+                    static_cast<double>(s.events) / 1e6, 100 * s.costNs, s.removedNs / 1e6,
+                    ms(s.breakdownNs).c_str());
+    else
+      std::snprintf(line, sizeof line, "  %-24s %12lld %14.1f %14.3f %14s\n", name.c_str(),
+                    static_cast<long long>(s.events), s.costNs, s.removedNs / 1e6,
+                    ms(s.breakdownNs).c_str());
     out << line;
   }
   std::snprintf(line, sizeof line, "  run time: %.3f ms as profiled, %.3f ms corrected",

@@ -113,6 +113,7 @@ double removedVarianceNs2(const Calibration& c, const EventCounts& events) {
   add(cost::kProcess, "", events.processes);
   add(cost::kAnnotation, "", events.operations);
   add(cost::kPythonEvent, "", events.pythonEvents);
+  add(cost::kPythonInterpreter, "", events.pythonNs);
   add(cost::kPythonTransition, "", events.transitions);
   add(cost::kCudaApiInterception, "", events.apiCalls());
   for (const auto& [name, api] : events.apis) add(cost::kCupti, name, api.calls);
@@ -149,6 +150,9 @@ std::int64_t transitionsOf(const EventCounts& e) {
 }
 std::int64_t pythonEventsOf(const EventCounts& e) {
   return e.pythonEvents;
+}
+std::int64_t pythonNsOf(const EventCounts& e) {
+  return e.pythonNs;
 }
 std::int64_t apiCallsOf(const EventCounts& e) {
   return e.apiCalls();
@@ -206,27 +210,94 @@ void addCost(Calibration& c, const char* source, const std::string& name,
   if (deltas.empty()) return;
   Cost cost{source, name, statisticOf(deltas)};
   std::string what = std::string(source) + (name.empty() ? "" : " " + name);
+  // The interpreter's slowdown is a fraction of Python time, the other costs ns per event.
+  bool fraction = std::string_view(source) == cost::kPythonInterpreter;
+  double scale = fraction ? 100 : 1;
+  const char* unit = fraction ? "%" : "ns";
   char line[256];
   if (cost.ns.median < 0) {
     std::snprintf(line, sizeof line,
-                  "the %s cost is negative (median %.1f ns ± %.1f over %lld runs): run-to-run "
+                  "the %s cost is negative (median %.1f %s ± %.1f over %lld runs): run-to-run "
                   "noise is larger than the cost; it is taken as 0 (more --repetitions, or a "
                   "longer run)",
-                  what.c_str(), cost.ns.median, cost.ns.uncertainty(),
+                  what.c_str(), scale * cost.ns.median, unit, scale * cost.ns.uncertainty(),
                   static_cast<long long>(cost.ns.n));
     c.warnings.emplace_back(line);
   } else if (cost.ns.n > 1 && cost.ns.uncertainty() > 0.5 * cost.ns.median) {
     std::snprintf(line, sizeof line,
-                  "the %s cost is noisy (median %.1f ns ± %.1f over %lld runs): more "
+                  "the %s cost is noisy (median %.1f %s ± %.1f over %lld runs): more "
                   "--repetitions, or a longer run, would make it more trustworthy",
-                  what.c_str(), cost.ns.median, cost.ns.uncertainty(),
+                  what.c_str(), scale * cost.ns.median, unit, scale * cost.ns.uncertainty(),
                   static_cast<long long>(cost.ns.n));
     c.warnings.emplace_back(line);
   }
   c.costs.push_back(std::move(cost));
 }
 
+// The python_events configuration records no Python spans; its Python time is that of its
+// repetition's python run, which ran the same code.
+std::vector<RunMeasurement> withPythonTime(std::vector<RunMeasurement> runs) {
+  auto python = runsOf(runs, "python");
+  for (auto& r : runs)
+    if (auto p = python.find(r.repetition); r.config == "python_events" && p != python.end())
+      r.events.pythonNs = p->second->events.pythonNs;
+  return runs;
+}
+
+// Per repetition with the three Python-related runs and their rows: interpreterSlowdown.
+std::vector<double> slowdowns(const std::vector<RunMeasurement>& runs) {
+  std::vector<double> out;
+  auto annotations = runsOf(runs, "annotations"), python = runsOf(runs, "python");
+  for (const auto& [rep, events] : runsOf(runs, "python_events")) {
+    auto a = annotations.find(rep);
+    auto p = python.find(rep);
+    if (a == annotations.end() || p == python.end() || events->events.rows.empty() ||
+        a->second->events.rows.empty() || p->second->events.rows.empty())
+      continue;
+    out.push_back(
+        interpreterSlowdown(a->second->events.rows, events->events.rows, p->second->events.rows));
+  }
+  return out;
+}
+
 }  // namespace
+
+double interpreterSlowdown(const std::map<std::string, RowCounts>& annotations,
+                           const std::map<std::string, RowCounts>& pythonEvents,
+                           const std::map<std::string, RowCounts>& python) {
+  struct Row {
+    double growth, events, python, weight;
+  };
+  double total = 0;
+  for (const auto& [name, a] : annotations) total += a.timeNs;
+  std::vector<Row> rows;
+  double growth = 0, events = 0, pythonNs = 0;
+  for (const auto& [name, a] : annotations) {
+    auto e = pythonEvents.find(name);
+    auto p = python.find(name);
+    if (e == pythonEvents.end() || p == python.end() || a.timeNs <= 0 || a.timeNs < 0.01 * total)
+      continue;
+    // Weighed by 1/time²: each row's relative error counts alike, as the breakdown is read.
+    rows.push_back({e->second.timeNs - a.timeNs, p->second.pythonEvents, p->second.pythonNs,
+                    1 / (a.timeNs * a.timeNs)});
+    growth += rows.back().growth;
+    events += rows.back().events;
+    pythonNs += rows.back().python;
+  }
+  if (rows.size() < 2 || events <= 0 || pythonNs <= 0) return 0;
+  // With the rows' growth G = price × N + s × P, a row's is G × n + s × q, where n = its share of
+  // the events and q = its Python time less that share of P: least squares in s.
+  double num = 0, den = 0, scale = 0;
+  for (const auto& r : rows) {
+    double n = r.events / events, q = r.python - pythonNs * n;
+    num += r.weight * (r.growth - growth * n) * q;
+    den += r.weight * q * q;
+    scale += r.weight * r.python * r.python;
+  }
+  // Rows whose Python time follows their events cannot tell the two terms apart.
+  if (den <= 1e-6 * scale) return 0;
+  return std::clamp(num / den, 0.0, std::max(0.0, growth / pythonNs));
+}
 
 Calibration computeCalibration(const std::vector<RunMeasurement>& runs) {
   Calibration c;
@@ -243,12 +314,17 @@ Calibration computeCalibration(const std::vector<RunMeasurement>& runs) {
   addCost(c, cost::kAnnotation, "", perEventDeltas(runs, "annotations", operationsOf, {process}));
   Priced annotation{c.costNs(cost::kAnnotation), operationsOf};
   // The tracker's callbacks first (python_events: counted, nothing recorded), then what recording
-  // the transitions adds. A calibration from before python_events prices transitions alone.
+  // the transitions adds. A calibration from before python_events prices transitions alone. The
+  // interpreter's slowdown, fitted to the rows, is taken off before the events are priced, so the
+  // two together account for the whole run's growth.
+  auto timed = withPythonTime(runs);
+  addCost(c, cost::kPythonInterpreter, "", slowdowns(timed));
+  Priced interpreter{c.costNs(cost::kPythonInterpreter), pythonNsOf};
   addCost(c, cost::kPythonEvent, "",
-          perEventDeltas(runs, "python_events", pythonEventsOf, {process, annotation}));
+          perEventDeltas(timed, "python_events", pythonEventsOf, {process, annotation, interpreter}));
   Priced event{c.costNs(cost::kPythonEvent), pythonEventsOf};
   addCost(c, cost::kPythonTransition, "",
-          perEventDeltas(runs, "python", transitionsOf, {process, annotation, event}));
+          perEventDeltas(timed, "python", transitionsOf, {process, annotation, event, interpreter}));
   addCost(c, cost::kCudaApiInterception, "",
           perEventDeltas(runs, "cuda_api", apiCallsOf, {process, annotation}));
   for (const auto& [name, deltas] : cuptiDeltas(runs)) addCost(c, cost::kCupti, name, deltas);
@@ -284,9 +360,13 @@ nlohmann::json calibrationToJson(const Calibration& c) {
   }
   nlohmann::json runs = nlohmann::json::array();
   for (const auto& r : c.runs) {
-    nlohmann::json apis = nlohmann::json::object();
+    nlohmann::json apis = nlohmann::json::object(), rows = nlohmann::json::object();
     for (const auto& [name, api] : r.events.apis)
       apis[name] = {{"calls", api.calls}, {"total_ns", api.totalNs}};
+    for (const auto& [name, row] : r.events.rows)
+      rows[name] = {{"time_ns", row.timeNs},
+                    {"python_ns", row.pythonNs},
+                    {"python_events", row.pythonEvents}};
     runs.push_back({{"config", r.config},
                     {"repetition", r.repetition},
                     {"elapsed_ns", r.elapsedNs},
@@ -294,7 +374,9 @@ nlohmann::json calibrationToJson(const Calibration& c) {
                     {"operations", r.events.operations},
                     {"transitions", r.events.transitions},
                     {"python_events", r.events.pythonEvents},
-                    {"apis", apis}});
+                    {"python_ns", r.events.pythonNs},
+                    {"apis", apis},
+                    {"rows", rows}});
   }
   return {{"schema", kSchema},
           {"command", c.command},
@@ -329,6 +411,11 @@ Calibration calibrationFromJson(const nlohmann::json& j) {
       m.events.operations = r.value("operations", std::int64_t{0});
       m.events.transitions = r.value("transitions", std::int64_t{0});
       m.events.pythonEvents = r.value("python_events", std::int64_t{0});
+      m.events.pythonNs = r.value("python_ns", std::int64_t{0});
+      if (r.contains("rows"))
+        for (const auto& [name, row] : r.at("rows").items())
+          m.events.rows[name] = {row.value("time_ns", 0.0), row.value("python_ns", 0.0),
+                                 row.value("python_events", 0.0)};
       if (r.contains("apis"))  // items() of a temporary would dangle
         for (const auto& [name, api] : r.at("apis").items())
           m.events.apis[name] = {api.at("calls").get<std::int64_t>(),

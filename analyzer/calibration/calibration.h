@@ -22,6 +22,11 @@ inline constexpr const char* kAnnotation = "annotation";  // per operation (ente
 inline constexpr const char* kPythonTransition = "python_transition";  // per category push or pop
 // Per callback of the Python tracker (profile function or sys.monitoring), tracked call or not.
 inline constexpr const char* kPythonEvent = "python_event";
+// Per ns of Python time: the interpreter's own slowdown under the tracker, a fraction. Python
+// 3.11's profile function makes the interpreter run every bytecode unspecialised, a cost spread
+// over the code between callbacks rather than at them (docs/calibration.md, "The interpreter's
+// slowdown").
+inline constexpr const char* kPythonInterpreter = "python_interpreter";
 inline constexpr const char* kCudaApiInterception = "cuda_api_interception";  // per API call
 inline constexpr const char* kCupti = "cupti";  // per API call, by API name (`name`)
 // Not a cost: the uninstrumented command's wall time, the reference of the bias.
@@ -57,12 +62,22 @@ struct Cost {
   Statistic ns;        // per event
 };
 
+// What one row of a run's breakdown (an operation, or the time outside them, summed over the
+// processes that have operations) recorded: what calibration fits the interpreter's slowdown to.
+struct RowCounts {
+  double timeNs = 0;        // own time
+  double pythonNs = 0;      // of it, in Python spans
+  double pythonEvents = 0;  // the tracker's callbacks in it
+};
+
 // What one run recorded, counted from its trace.
 struct EventCounts {
   std::int64_t processes = 0;
   std::int64_t operations = 0;
   std::int64_t transitions = 0;  // Python <-> native: category pushes and pops
   std::int64_t pythonEvents = 0;  // the Python tracker's callbacks
+  std::int64_t pythonNs = 0;      // the Python spans' time, every thread (kPythonInterpreter)
+  std::map<std::string, RowCounts> rows;  // by operation name (rlscope calibrate fills them)
   struct Api {
     std::int64_t calls = 0;
     double totalNs = 0;
@@ -108,8 +123,20 @@ struct Calibration {
 // The costs from the runs: per repetition, a configuration's wall time less the uninstrumented
 // run's and less the costs below it (at their clamped prices, times the run's own events), ÷
 // its events (CUPTI: Δ mean API duration per name against cuda_api); their statistics over
-// repetitions. The costs telescope as correction applies them.
+// repetitions. The costs telescope as correction applies them. The interpreter's slowdown is
+// fitted per repetition to how much each operation of the python_events run grew against the
+// annotations run, given its Python time and events (interpreterSlowdown).
 Calibration computeCalibration(const std::vector<RunMeasurement>& runs);
+
+// The slowdown of Python code under the tracker as a fraction of its measured Python time, from
+// one repetition's rows: each row's growth (python_events − annotations) is modelled as events ×
+// a price + Python time × the slowdown, with the whole's growth shared by the two terms. Rows
+// under 1 % of the time are left out, the others weigh by their relative error. 0 when the rows
+// cannot tell the two apart (one row, or every row with the same mix); at most what leaves the
+// events a price of 0.
+double interpreterSlowdown(const std::map<std::string, RowCounts>& annotations,
+                           const std::map<std::string, RowCounts>& pythonEvents,
+                           const std::map<std::string, RowCounts>& python);
 
 // The variance (ns²) of the overhead correction removes from a run with `events`: per calibrated
 // source, (its events × its cost's standard error)², CUPTI per API name. Infinity when a cost that

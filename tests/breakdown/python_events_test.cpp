@@ -93,5 +93,41 @@ TEST(PythonEvents, ACalibrationWithoutTheEventCostPricesTransitionsAlone) {
   EXPECT_EQ(find(b, "inference").time, 1000 - 50 - 50);
 }
 
+// Each row counts the tracker's events and the Python time in its own time, a span's shared by
+// time between the operations it runs across: what calibration fits the slowdown to.
+TEST(PythonEvents, RowsCountTheirEventsAndPythonTime) {
+  testing::TempDir dir;
+  trace::TraceReader reader(writeTrackedTrace(dir));
+  Breakdown b = analyzeTrace(reader);
+  EXPECT_DOUBLE_EQ(find(b, "inference").pythonEvents, 10 + 6 * 0.75);
+  EXPECT_DOUBLE_EQ(find(b, "inference").pythonNs, 300 + 300);
+  EXPECT_DOUBLE_EQ(find(b, "simulation").pythonEvents, 6 * 0.25 + 4);
+  EXPECT_DOUBLE_EQ(find(b, "simulation").pythonNs, 100 + 100);
+}
+
+// The interpreter's slowdown comes off each Python span in proportion to its length, from the
+// start of each of its parts, after the span's events; native spans pay none.
+TEST(PythonEvents, TheInterpretersSlowdownComesOffPythonSpansOnly) {
+  testing::TempDir dir;
+  trace::TraceReader reader(writeTrackedTrace(dir));
+  Calibration cal = eventCosts();
+  cal.costs.push_back({cost::kPythonInterpreter, "", {0.1, 0, 1}});
+  Breakdown b = analyzeTrace(reader, {.calibration = &cal, .calibrationOrigin = "test"});
+  // 10 % of each Python span: 30 of [0, 300), 40 of [700, 1100) (30 in inference, 10 in
+  // simulation), 10 of [1900, 2000).
+  const auto& inference = find(b, "inference");
+  EXPECT_EQ(inference.time, 1000 - 100 - 50 - 50 - 45 - 30 - 30);
+  EXPECT_EQ(setTime(inference, {"Backend"}), 400);
+  const auto& simulation = find(b, "simulation");
+  EXPECT_EQ(simulation.time, 1000 - 15 - 50 - 50 - 40 - 10 - 10);
+  EXPECT_EQ(setTime(simulation, {"Simulator"}), 800);
+  ASSERT_TRUE(b.correction);
+  const auto& slowdown = b.correction->sources.at(cost::kPythonInterpreter);
+  EXPECT_EQ(slowdown.events, 300 + 400 + 100);  // its "events": the Python spans' ns
+  EXPECT_DOUBLE_EQ(slowdown.removedNs, 80);
+  EXPECT_EQ(slowdown.breakdownNs, 80);
+  EXPECT_DOUBLE_EQ(b.correction->correctedTotalNs, 3000 - 36 * 10 - 4 * 50 - 80);
+}
+
 }  // namespace
 }  // namespace rlscope::analysis

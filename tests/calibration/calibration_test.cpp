@@ -185,6 +185,85 @@ TEST(Calibration, PythonEventsArePricedBeforeTheTransitionsThatAddToThem) {
   EXPECT_EQ(back.runs[4].events.pythonEvents, 1100);
 }
 
+// Rows of one repetition made with a known price per event (100 ns) and slowdown (25 % of the
+// Python time): inference is mostly native (few Python ns per event), simulation mostly Python.
+struct PythonRows {
+  std::map<std::string, RowCounts> annotations, pythonEvents, python;
+};
+PythonRows pythonRows(double price, double slowdown) {
+  PythonRows r;
+  auto add = [&](const char* name, double time, double pythonNs, double events) {
+    r.annotations[name] = {time, 0, 0};
+    r.pythonEvents[name] = {time + price * events + slowdown * pythonNs, 0, 0};
+    r.python[name] = {time * 1.5, pythonNs, events};
+  };
+  add("inference", 4e9, 1e9, 2e7);
+  add("simulation", 2e9, 1.6e9, 4e6);
+  add("(unannotated)", 3e9, 2e9, 1e7);
+  add("tiny", 1e6, 1e6, 1e6);  // under 1 % of the time: left out, whatever it says
+  r.pythonEvents["tiny"].timeNs = 1e12;
+  return r;
+}
+
+// Python 3.11's profile function slows the interpreter itself, in proportion to the Python
+// code that runs, besides each callback's price: rows with different mixes tell the two apart.
+TEST(Calibration, TheInterpretersSlowdownIsFittedToTheRowsMixOfPythonTimeAndEvents) {
+  PythonRows r = pythonRows(100, 0.25);
+  EXPECT_NEAR(interpreterSlowdown(r.annotations, r.pythonEvents, r.python), 0.25, 1e-9);
+  // Without a slowdown the rows say so.
+  r = pythonRows(100, 0);
+  EXPECT_NEAR(interpreterSlowdown(r.annotations, r.pythonEvents, r.python), 0, 1e-9);
+  // One row, or rows of one mix, cannot tell a slowdown from a price: none.
+  std::map<std::string, RowCounts> one = {{"a", {1e9, 0, 0}}};
+  std::map<std::string, RowCounts> oneGrew = {{"a", {1.2e9, 0, 0}}};
+  std::map<std::string, RowCounts> onePython = {{"a", {1e9, 5e8, 1e6}}};
+  EXPECT_EQ(interpreterSlowdown(one, oneGrew, onePython), 0);
+  std::map<std::string, RowCounts> same = {{"a", {1e9, 0, 0}}, {"b", {1e9, 0, 0}}};
+  std::map<std::string, RowCounts> sameGrew = {{"a", {1.3e9, 0, 0}}, {"b", {1.1e9, 0, 0}}};
+  std::map<std::string, RowCounts> sameMix = {{"a", {1e9, 5e8, 1e6}}, {"b", {1e9, 5e8, 1e6}}};
+  EXPECT_EQ(interpreterSlowdown(same, sameGrew, sameMix), 0);
+  // Noise that points the other way is no negative slowdown.
+  r = pythonRows(300, -0.25);
+  EXPECT_EQ(interpreterSlowdown(r.annotations, r.pythonEvents, r.python), 0);
+}
+
+// The slowdown comes off the python_events run (at the Python time of its repetition's python
+// run) before the events are priced, and off the python run before the transitions are.
+TEST(Calibration, TheSlowdownAndTheEventsTogetherAccountForTheWholeRun) {
+  PythonRows r = pythonRows(100, 0.25);
+  auto counted = [](EventCounts e, std::int64_t pythonEvents, std::int64_t pythonNs,
+                    std::map<std::string, RowCounts> rows) {
+    e.pythonEvents = pythonEvents;
+    e.pythonNs = pythonNs;
+    e.rows = std::move(rows);
+    return e;
+  };
+  const std::int64_t callbacks = 34'000'000, pythonNs = 4'600'000'000;
+  std::vector<RunMeasurement> runs = {
+      run("uninstrumented", 0, 9e9),
+      run("collector", 0, 9e9, events(1, 0)),
+      run("annotations", 0, 9e9, counted(events(1, 0), 0, 0, r.annotations)),
+      // Recorded nothing of Python: its Python time is the python run's.
+      run("python_events", 0, 9e9 + 100.0 * callbacks + 0.25 * pythonNs,
+          counted(events(1, 0), callbacks, 0, r.pythonEvents)),
+      run("python", 0, 9e9 + 100.0 * callbacks + 0.25 * pythonNs + 1e6 * 40,
+          counted(events(1, 0, 1'000'000), callbacks, pythonNs, r.python)),
+  };
+  Calibration c = computeCalibration(runs);
+  EXPECT_NEAR(c.costNs(cost::kPythonInterpreter), 0.25, 1e-9);
+  EXPECT_NEAR(c.costNs(cost::kPythonEvent), 100, 1e-6);
+  EXPECT_NEAR(c.costNs(cost::kPythonTransition), 40, 1e-6);
+  // The file keeps the rows, and recomputes the same costs from them.
+  Calibration back = calibrationFromJson(nlohmann::json::parse(calibrationToJson(c).dump()));
+  EXPECT_DOUBLE_EQ(back.runs[4].events.rows.at("simulation").pythonNs, 1.6e9);
+  EXPECT_EQ(back.runs[4].events.pythonNs, pythonNs);
+  EXPECT_NEAR(computeCalibration(back.runs).costNs(cost::kPythonInterpreter), 0.25, 1e-9);
+  // Its variance counts the Python time.
+  EventCounts one;
+  one.pythonNs = pythonNs;
+  EXPECT_TRUE(std::isinf(removedVarianceNs2(c, one)));  // a single repetition
+}
+
 TEST(Calibration, NegativeCostsWarnAndCountAsZeroNoisyOnesWarn) {
   std::vector<RunMeasurement> runs = {
       run("uninstrumented", 0, 1000),
