@@ -228,18 +228,21 @@ class ActivityPredictions {
   std::uint64_t uncorrelated_ = 0;
 };
 
+// A copy or memset as the replay and the totals see it, before its prediction.
+template <class Record>
+GpuActivity copyActivity(const Record& r) {
+  return {r.globalPid, r.deviceId, r.streamId, r.correlationId, r.start, r.end};
+}
+
 void predictActivities(trace::TraceReader& reader, ActivityPredictions& predictions) {
   trace::EventFilter all;
   all.storageOrder = true;
   reader.forEachKernel(all, [&](const trace::KernelRecord& r) { predictions.addKernel(r); });
   reader.forEachMemcpy(all, [&](const trace::MemcpyRecord& r) {
-    predictions.addCopy({r.globalPid, r.deviceId, r.streamId, r.correlationId, r.start, r.end},
-                        r.copyKind == kCopyDeviceToDevice);
+    predictions.addCopy(copyActivity(r), r.copyKind == kCopyDeviceToDevice);
   });
-  reader.forEachMemset(all, [&](const trace::MemsetRecord& r) {
-    predictions.addCopy({r.globalPid, r.deviceId, r.streamId, r.correlationId, r.start, r.end},
-                        true);
-  });
+  reader.forEachMemset(
+      all, [&](const trace::MemsetRecord& r) { predictions.addCopy(copyActivity(r), true); });
   predictions.finish();
 }
 

@@ -164,8 +164,35 @@ struct Priced {
   EventsOf events = nullptr;
 };
 
-// Per repetition that has an uninstrumented run and saw events: the configuration's wall time
-// less the uninstrumented one and less what the costs priced before it cost this run (its own
+// The uninstrumented time at each run's place in the calibration (runs are kept in the order
+// they ran): interpolated between the nearest uninstrumented runs before and after it, the
+// nearest one where there is only one side, NaN without any. A machine whose speed drifts during
+// the calibration (one 2-core VM slowed by 16 % over the 10 minutes of a calibration) then
+// drifts the reference with the run it is compared with, and where it does not drift the
+// reference is the mean of two runs rather than one.
+std::vector<double> uninstrumentedAt(const std::vector<RunMeasurement>& runs) {
+  std::vector<std::size_t> plain;
+  for (std::size_t i = 0; i < runs.size(); ++i)
+    if (runs[i].config == "uninstrumented") plain.push_back(i);
+  std::vector<double> at(runs.size(), std::numeric_limits<double>::quiet_NaN());
+  if (plain.empty()) return at;
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    auto next = std::lower_bound(plain.begin(), plain.end(), i);
+    if (next == plain.end()) {
+      at[i] = runs[plain.back()].elapsedNs;
+    } else if (*next == i || next == plain.begin()) {
+      at[i] = runs[*next].elapsedNs;
+    } else {
+      std::size_t before = *(next - 1), after = *next;
+      double w = static_cast<double>(i - before) / static_cast<double>(after - before);
+      at[i] = (1 - w) * runs[before].elapsedNs + w * runs[after].elapsedNs;
+    }
+  }
+  return at;
+}
+
+// Per run of the configuration that saw events: its wall time less the uninstrumented time at
+// its place (uninstrumentedAt) and less what the costs priced before it cost this run (its own
 // counts of their events, at their clamped prices), ÷ its events. The costs telescope from the
 // uninstrumented run, as correction applies them: when noise makes a lower step negative (the
 // collector run faster than the plain one) and correction takes it as 0, the step above is
@@ -174,13 +201,13 @@ struct Priced {
 std::vector<double> perEventDeltas(const std::vector<RunMeasurement>& runs, std::string_view config,
                                    EventsOf events, const std::vector<Priced>& below) {
   std::vector<double> deltas;
-  auto plain = runsOf(runs, "uninstrumented");
-  for (const auto& [rep, run] : runsOf(runs, config)) {
-    auto base = plain.find(rep);
-    std::int64_t n = events(run->events);
-    if (base == plain.end() || n <= 0) continue;
-    double delta = run->elapsedNs - base->second->elapsedNs;
-    for (const auto& p : below) delta -= static_cast<double>(p.events(run->events)) * p.ns;
+  std::vector<double> reference = uninstrumentedAt(runs);
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const RunMeasurement& run = runs[i];
+    std::int64_t n = events(run.events);
+    if (run.config != config || std::isnan(reference[i]) || n <= 0) continue;
+    double delta = run.elapsedNs - reference[i];
+    for (const auto& p : below) delta -= static_cast<double>(p.events(run.events)) * p.ns;
     deltas.push_back(delta / static_cast<double>(n));
   }
   return deltas;

@@ -120,8 +120,9 @@ struct Calibration {
   double costNs(std::string_view source, std::string_view name = {}) const;
 };
 
-// The costs from the runs: per repetition, a configuration's wall time less the uninstrumented
-// run's and less the costs below it (at their clamped prices, times the run's own events), ÷
+// The costs from the runs (in the order they ran): per run, a configuration's wall time less
+// the uninstrumented time at its place (interpolated between the uninstrumented runs around it,
+// so that a drifting machine does not make a cost) and less the costs below it (at their clamped prices, times the run's own events), ÷
 // its events (CUPTI: Δ mean API duration per name against cuda_api); their statistics over
 // repetitions. The costs telescope as correction applies them. The interpreter's slowdown is
 // fitted per repetition to how much each operation of the python_events run grew against the

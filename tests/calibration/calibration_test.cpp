@@ -43,12 +43,12 @@ std::vector<RunMeasurement> twoRepetitions() {
       run("python", 0, 1'002'200, events(1, 100, 200)),
       run("cuda_api", 0, 1'003'400, events(1, 100, 0, off)),  // 110 calls × 20 ns
       run("gpu_activity", 0, 1'020'000, events(1, 100, 0, on0)),
-      run("uninstrumented", 1, 2'000'000),
-      run("collector", 1, 2'000'800, events(2, 0)),
-      run("annotations", 1, 2'002'000, events(2, 100)),
-      run("python", 1, 2'003'400, events(2, 100, 200)),
-      run("cuda_api", 1, 2'004'200, events(2, 100, 0, off)),
-      run("gpu_activity", 1, 2'030'000, events(2, 100, 0, on1)),
+      run("uninstrumented", 1, 1'000'000),
+      run("collector", 1, 1'000'800, events(2, 0)),
+      run("annotations", 1, 1'002'000, events(2, 100)),
+      run("python", 1, 1'003'400, events(2, 100, 200)),
+      run("cuda_api", 1, 1'004'200, events(2, 100, 0, off)),
+      run("gpu_activity", 1, 1'030'000, events(2, 100, 0, on1)),
   };
 }
 
@@ -141,9 +141,9 @@ TEST(Calibration, VersionOneFilesAndTracesStillRead) {
   EXPECT_DOUBLE_EQ(rows.uninstrumentedNs.median, 2e9);
 }
 
-TEST(Calibration, CostsAreDeltasPerEventPairedByRepetition) {
+TEST(Calibration, CostsAreDeltasPerEventFromTheUninstrumentedRuns) {
   Calibration c = computeCalibration(twoRepetitions());
-  EXPECT_DOUBLE_EQ(c.uninstrumentedNs.mean, 1'500'000);
+  EXPECT_DOUBLE_EQ(c.uninstrumentedNs.mean, 1'000'000);
   EXPECT_EQ(c.repetitions, 2);
   // Process: (200 / 1 + 800 / 2) / 2. Each cost above it is measured from the uninstrumented run
   // less the costs below at their price (300 ns per process, then 11.5 per operation).
@@ -160,6 +160,36 @@ TEST(Calibration, CostsAreDeltasPerEventPairedByRepetition) {
   EXPECT_EQ(c.find(cost::kCupti, "cudaMemcpy")->ns.n, 2);
   EXPECT_EQ(c.find(cost::kCupti, "cudaFree"), nullptr);
   EXPECT_DOUBLE_EQ(c.costNs(cost::kCupti, "cudaFree"), 0);
+}
+
+// A machine that slows down during the calibration (each run 0.1 % slower than the one before:
+// as much as the collector costs) slows the uninstrumented runs with the others: each run is
+// compared with the uninstrumented time interpolated at its place, so the drift does not become
+// a cost. Paired with its own repetition's uninstrumented run instead, the collector cost came
+// out twice what it is, and the annotation cost 20 times.
+TEST(Calibration, AMachineThatDriftsDoesNotMakeACost) {
+  std::vector<RunMeasurement> runs;
+  double speed = 1;
+  auto add = [&](const char* config, int rep, double ns, EventCounts e = {}) {
+    runs.push_back(run(config, rep, ns * speed, std::move(e)));
+    speed *= 1.001;
+  };
+  // The calibration's turning order: rep 0 from uninstrumented, rep 1 from collector, rep 2
+  // from annotations.
+  add("uninstrumented", 0, 1e9);
+  add("collector", 0, 1e9 + 1e6, events(1, 0));
+  add("annotations", 0, 1e9 + 1e6 + 1e5, events(1, 1000));
+  add("collector", 1, 1e9 + 1e6, events(1, 0));
+  add("annotations", 1, 1e9 + 1e6 + 1e5, events(1, 1000));
+  add("uninstrumented", 1, 1e9);
+  add("annotations", 2, 1e9 + 1e6 + 1e5, events(1, 1000));
+  add("uninstrumented", 2, 1e9);
+  add("collector", 2, 1e9 + 1e6, events(1, 0));
+  Calibration c = computeCalibration(runs);
+  // Between two uninstrumented runs the drift is followed; after the last one it is not (one
+  // run's drift: as much as the cost again), and the median keeps that run out.
+  EXPECT_NEAR(c.costNs(cost::kProcess), 1e6, 0.02e6);
+  EXPECT_NEAR(c.costNs(cost::kAnnotation), 100, 3);  // costs slow down with the machine too
 }
 
 // The tracker's callbacks are priced first (python_events counts them and records nothing), then
