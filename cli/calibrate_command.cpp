@@ -5,9 +5,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
-#include <cmath>
 #include <iostream>
 #include <set>
 

@@ -940,10 +940,10 @@ void correctTotal(trace::TraceReader& reader, const OverheadCosts& costs,
     if (costs.on[kInterpreterSource])
       for (const auto& s : e.pythonEventSpans)
         if (s.python)
-          pythonNs += static_cast<double>(
-              window ? std::max<TimeNs>(
-                           0, std::min(s.end, window->end) - std::max(s.start, window->start))
-                     : s.end - s.start);
+          pythonNs +=
+              static_cast<double>(window ? std::max<TimeNs>(0, std::min(s.end, window->end) -
+                                                                   std::max(s.start, window->start))
+                                         : s.end - s.start);
     if (!window) continue;
     nativeCalls += static_cast<std::int64_t>(e.nativeCalls.size());
     for (const auto& n : e.nativeCalls) nativeInside += startsIn(window, n.start) ? 1 : 0;

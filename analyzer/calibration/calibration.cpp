@@ -347,11 +347,13 @@ Calibration computeCalibration(const std::vector<RunMeasurement>& runs) {
   auto timed = withPythonTime(runs);
   addCost(c, cost::kPythonInterpreter, "", slowdowns(timed));
   Priced interpreter{c.costNs(cost::kPythonInterpreter), pythonNsOf};
-  addCost(c, cost::kPythonEvent, "",
-          perEventDeltas(timed, "python_events", pythonEventsOf, {process, annotation, interpreter}));
+  addCost(
+      c, cost::kPythonEvent, "",
+      perEventDeltas(timed, "python_events", pythonEventsOf, {process, annotation, interpreter}));
   Priced event{c.costNs(cost::kPythonEvent), pythonEventsOf};
-  addCost(c, cost::kPythonTransition, "",
-          perEventDeltas(timed, "python", transitionsOf, {process, annotation, event, interpreter}));
+  addCost(
+      c, cost::kPythonTransition, "",
+      perEventDeltas(timed, "python", transitionsOf, {process, annotation, event, interpreter}));
   addCost(c, cost::kCudaApiInterception, "",
           perEventDeltas(runs, "cuda_api", apiCallsOf, {process, annotation}));
   for (const auto& [name, deltas] : cuptiDeltas(runs)) addCost(c, cost::kCupti, name, deltas);

@@ -74,7 +74,7 @@ struct RowCounts {
 struct EventCounts {
   std::int64_t processes = 0;
   std::int64_t operations = 0;
-  std::int64_t transitions = 0;  // Python <-> native: category pushes and pops
+  std::int64_t transitions = 0;   // Python <-> native: category pushes and pops
   std::int64_t pythonEvents = 0;  // the Python tracker's callbacks
   std::int64_t pythonNs = 0;      // the Python spans' time, every thread (kPythonInterpreter)
   std::map<std::string, RowCounts> rows;  // by operation name (rlscope calibrate fills them)
@@ -122,11 +122,11 @@ struct Calibration {
 
 // The costs from the runs (in the order they ran): per run, a configuration's wall time less
 // the uninstrumented time at its place (interpolated between the uninstrumented runs around it,
-// so that a drifting machine does not make a cost) and less the costs below it (at their clamped prices, times the run's own events), ÷
-// its events (CUPTI: Δ mean API duration per name against cuda_api); their statistics over
-// repetitions. The costs telescope as correction applies them. The interpreter's slowdown is
-// fitted per repetition to how much each operation of the python_events run grew against the
-// annotations run, given its Python time and events (interpreterSlowdown).
+// so that a drifting machine does not make a cost) and less the costs below it (at their clamped
+// prices, times the run's own events), ÷ its events (CUPTI: Δ mean API duration per name against
+// cuda_api); their statistics over repetitions. The costs telescope as correction applies them. The
+// interpreter's slowdown is fitted per repetition to how much each operation of the python_events
+// run grew against the annotations run, given its Python time and events (interpreterSlowdown).
 Calibration computeCalibration(const std::vector<RunMeasurement>& runs);
 
 // The slowdown of Python code under the tracker as a fraction of its measured Python time, from

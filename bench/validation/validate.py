@@ -10,7 +10,10 @@ For each workload of workloads.py (and the bundled C++ sample):
      (uncorrected) and corrected time of each operation and of the run (median over the K runs).
      Plain and profiled runs alternate.
 The error of a row is (corrected - uninstrumented) / uninstrumented; rows outside +-10 %
-(operations) or +-5 % (the whole run) are flagged. See bench/validation/README.md.
+(operations) or +-5 % (the whole run) are flagged. A row whose plain time is more than 2 % the
+plain timer's own cost (measured apart: workloads.py --timer-cost, plain_nvtx.c's
+RLSCOPE_VALIDATION_TIMER_COST) is not judged: no plain timer resolves it. See
+bench/validation/README.md.
 
     bench/validation/validate.py --build build [--repetitions 3] [--runs 3] [--only NAME,...]
         [--python .venv/bin/python] [--markdown FILE] [--json FILE]
@@ -124,6 +127,24 @@ def workloads(a, scratch):
 # --- Measuring ---------------------------------------------------------------------------------
 
 
+def timer_cost(a, name, command, plain_env, env, scratch):
+    """The plain timer's own cost per operation, {"inside_ns", "total_ns"}, measured in a run of
+    its own: workloads.py --timer-cost for the Python stand-in, the C++ sample with
+    RLSCOPE_VALIDATION_TIMER_COST for plain_nvtx.c (its time is not used)."""
+    if name != "sample_cpu_training":
+        out, _ = run([a.python, os.path.join(HERE, "workloads.py"), "--timer-cost"], env, 120)
+        return json.loads(out)
+    path = os.path.join(scratch, "timer.json")
+    plain = os.path.join(scratch, "timer-plain.json")
+    short = [command[0], "--iterations", "1"] + command[3:]
+    run(short, dict(env, RLSCOPE_VALIDATION_PLAIN=plain, RLSCOPE_VALIDATION_TIMER_COST=path,
+                    **plain_env), a.timeout, capture=False)
+    cost = json.load(open(path))
+    os.remove(path)
+    os.remove(plain)
+    return cost
+
+
 def cost_ns(entry):
     """The figure rlscope corrects with: the median (calibration/2), else the mean (/1)."""
     return entry.get("median_ns", entry["mean_ns"])
@@ -176,6 +197,9 @@ def measure(a, name, command, plain_env, env, scratch):
              + ", ".join(f"{c['source']} {cost_ns(c):.4g} ns" for c in calibration["costs"]
                          if "name" not in c))
 
+    result["timer"] = timer_cost(a, name, command, plain_env, env, scratch)
+    progress(f"{name}: the plain timer costs {result['timer']['total_ns']:.0f} ns per operation "
+             f"({result['timer']['inside_ns']:.0f} ns of it inside)")
     plain, profiled = [], []
     for k in range(a.runs):
         out = os.path.join(scratch, f"plain{k}.json")
@@ -184,7 +208,8 @@ def measure(a, name, command, plain_env, env, scratch):
         doc = json.load(open(out))
         os.remove(out)
         plain.append({"wall_ns": wall, "total_ns": doc["total_ns"],
-                      "operations_ns": doc["operations"]})
+                      "operations_ns": doc["operations"],
+                      "instances": doc.get("instances", {}), "children": doc.get("children", {})})
         progress(f"{name}: plain run {k + 1}/{a.runs}: {wall / 1e9:.3f} s")
 
         trace = os.path.join(scratch, f"run{k}.sqlite")
@@ -203,7 +228,7 @@ def measure(a, name, command, plain_env, env, scratch):
                  f"{c.get('bias_pct', float('nan')):+.1f} %)")
     result["plain_runs"] = plain
     result["profiled_runs"] = profiled
-    result["rows"] = summarise(plain, profiled)
+    result["rows"] = summarise(plain, profiled, result["timer"])
     return result
 
 
@@ -211,7 +236,23 @@ def pct(x, ref):
     return 100.0 * (x - ref) / ref if ref else None
 
 
-def summarise(plain, profiled):
+# A row is judged only where the plain timer's own cost is at most this share of its time: a
+# fifth of the tolerance. Beyond it the reference is the timer's as much as the program's.
+TIMER_LIMIT_PCT = 2.0
+
+
+def timer_ms(plain_run, name, timer):
+    """How much the plain timer's own cost adds to a row of a plain run: the part inside each of
+    its instances, and the part outside each operation opened directly in it (outside every
+    operation: the top-level ones); the whole run pays all of it."""
+    inside, total = timer["inside_ns"], timer["total_ns"]
+    instances, children = plain_run["instances"], plain_run["children"]
+    if name == RUN:
+        return sum(instances.values()) * total / 1e6
+    return (instances.get(name, 0) * inside + children.get(name, 0) * (total - inside)) / 1e6
+
+
+def summarise(plain, profiled, timer):
     """One row per operation, then (outside operations) and (whole run): medians over the runs."""
     names = []
     for r in plain:
@@ -252,7 +293,10 @@ def summarise(plain, profiled):
         row["corrected_error_pct"] = pct(row["corrected_ms"], ref)
         limit = RUN_LIMIT_PCT if name == RUN else OP_LIMIT_PCT
         err = row["corrected_error_pct"]
-        row["flag"] = err is None or abs(err) > limit
+        row["timer_pct"] = 100 * timer_ms(plain[0], name, timer) / ref if ref else None
+        # Not judged (None) where the reference is the plain timer's as much as the program's.
+        row["judged"] = row["timer_pct"] is not None and row["timer_pct"] <= TIMER_LIMIT_PCT
+        row["flag"] = (err is None or abs(err) > limit) if row["judged"] else None
         # What profiling cost this row, per transition event it recorded: the calibration's
         # python_transition cost is one figure for the whole program; this is the row's own.
         events = statistics.median([r["transition_events"].get(name, 0) for r in profiled])
@@ -272,21 +316,24 @@ def fmt(x, spec, none="—"):
 
 def markdown(results, header):
     out = [header, "",
-           "| workload | operation | uninstrumented ms (noise) | profiled ms | profiled err | "
-           "corrected ms | corrected err | flag | transition events | overhead ns/event |",
-           "|---|---|---:|---:|---:|---:|---:|:---:|---:|---:|"]
+           "| workload | operation | uninstrumented ms (noise) | timer % | profiled ms | "
+           "profiled err | corrected ms | corrected err | flag | transition events | "
+           "overhead ns/event |",
+           "|---|---|---:|---:|---:|---:|---:|---:|:---:|---:|---:|"]
     for r in results:
         if "rows" not in r:
-            out.append(f"| {r['workload']} | {r['skipped']} | | | | | | | | |")
+            out.append(f"| {r['workload']} | {r['skipped']} | | | | | | | | | |")
             continue
         for row in r["rows"]:
             label = f"**{row['operation']}**" if row["operation"] == RUN else row["operation"]
             noise = fmt(row["uninstrumented_noise_pct"], ".1f")
+            flag = "n/j" if row.get("flag", False) is None else "**!**" if row["flag"] else ""
             out.append(
                 f"| {r['workload']} | {label} | {row['uninstrumented_ms']:.1f} ({noise} %) | "
+                f"{fmt(row.get('timer_pct'), '.1f')} | "
                 f"{row['profiled_ms']:.1f} | {fmt(row['profiled_error_pct'], '+.1f')} % | "
                 f"{row['corrected_ms']:.1f} | {fmt(row['corrected_error_pct'], '+.1f')} % | "
-                f"{'**!**' if row['flag'] else ''} | {row['transition_events']:.0f} | "
+                f"{flag} | {row['transition_events']:.0f} | "
                 f"{fmt(row['measured_ns_per_event'], '.0f')} |")
     out += ["", "Whole run, against rlscope's own reference (the calibration's uninstrumented "
             "runs) and the costs it measured:", "",
@@ -410,7 +457,9 @@ def main():
               f"{load[0]:.2f} {load[1]:.2f} {load[2]:.2f}.\n"
               f"Medians over the runs; noise = the plain runs' standard deviation / mean; "
               f"errors are against the plain (uninstrumented) runs; flagged: corrected error "
-              f"outside ±{OP_LIMIT_PCT:g} % (rows) or ±{RUN_LIMIT_PCT:g} % (whole run).")
+              f"outside ±{OP_LIMIT_PCT:g} % (rows) or ±{RUN_LIMIT_PCT:g} % (whole run); timer % = "
+              f"the plain timer's own cost in the row; n/j = not judged, the timer's cost is over "
+              f"{TIMER_LIMIT_PCT:g} % of the row.")
     text = markdown(results, header)
     sys.stdout.write(text)
     if a.markdown:

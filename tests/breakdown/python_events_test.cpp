@@ -76,9 +76,8 @@ TEST(PythonEvents, AWindowRemovesTheEventsOfTheSpansStartingInIt) {
   testing::TempDir dir;
   trace::TraceReader reader(writeTrackedTrace(dir));
   Calibration cal = eventCosts();
-  Breakdown b = analyzeTrace(reader, {.calibration = &cal,
-                                      .calibrationOrigin = "test",
-                                      .window = TimeWindow{1000, 2000}});
+  Breakdown b = analyzeTrace(
+      reader, {.calibration = &cal, .calibrationOrigin = "test", .window = TimeWindow{1000, 2000}});
   ASSERT_TRUE(b.correction);
   EXPECT_EQ(b.correction->sources.at(cost::kPythonEvent).events, 4);
 }

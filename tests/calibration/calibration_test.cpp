@@ -203,9 +203,9 @@ TEST(Calibration, PythonEventsArePricedBeforeTheTransitionsThatAddToThem) {
   std::vector<RunMeasurement> runs = {
       run("uninstrumented", 0, 100'000),
       run("collector", 0, 100'000, events(1, 0)),
-      run("annotations", 0, 101'000, events(1, 100)),                  // 10 ns per operation
+      run("annotations", 0, 101'000, events(1, 100)),                      // 10 ns per operation
       run("python_events", 0, 111'000, withEvents(events(1, 100), 1000)),  // 10 ns per event
-      run("python", 0, 121'000, withEvents(events(1, 100, 200), 1100)),   // + 11 000 - 1000 events
+      run("python", 0, 121'000, withEvents(events(1, 100, 200), 1100)),    // + 11 000 - 1000 events
   };
   Calibration c = computeCalibration(runs);
   EXPECT_DOUBLE_EQ(c.costNs(cost::kPythonEvent), 10);
