@@ -410,6 +410,8 @@ class KinetoImporter {
           sawEvents = true;
         } else if (key == "deviceProperties") {
           readDeviceProperties(value);
+        } else if (key == "distributedInfo") {
+          readDistributedInfo(value);
         } else if (key == "rlscope") {
           readRlscopeExtension(value);
         } else if (key == "schemaVersion") {
@@ -1074,6 +1076,25 @@ class KinetoImporter {
     return {};
   }
 
+  // torch.distributed's view of the profiled process: its rank, the world size and the backend.
+  void readDistributedInfo(od::value value) {
+    od::object obj = need(value.get_object(), "distributedInfo");
+    for (auto field : obj) {
+      std::string_view key = need(field.unescaped_key(), "distributedInfo");
+      od::value v = need(field.value(), "distributedInfo");
+      Where at = Where("distributedInfo").field(key);
+      od::json_type type = need(v.type(), at);
+      if (key == "backend" && type == od::json_type::string) {
+        distributed_.backend = std::string(need(v.get_string(), at));
+      } else if (type == od::json_type::number && (key == "rank" || key == "world_size")) {
+        std::int64_t n = integerOf(v, at);
+        if (n < 0) continue;
+        (key == "rank" ? distributed_.rank : distributed_.worldSize) = n;
+      }
+    }
+    if (distributed_.rank) distributed_.launcher = "torch.distributed";
+  }
+
   void readDeviceProperties(od::value value) {
     for (auto element : need(value.get_array(), "deviceProperties")) {
       trace::GpuInfoRecord g;
@@ -1345,6 +1366,13 @@ class KinetoImporter {
       if (it != processNames_.end()) p.name = it->second;
       writer_.addProcess(p);
       count(trace::table::kProcesses);
+      // A Kineto trace is one rank's: its processes are that rank's (the host is not recorded).
+      if (distributed_.rank || !distributed_.backend.empty()) {
+        trace::ProcessIdentityRecord id = distributed_;
+        id.globalPid = gp;
+        writer_.addProcessIdentity(id);
+        count(trace::table::kProcessIdentity);
+      }
     }
     for (const auto& [key, gt] : threads_) {
       trace::ThreadRecord t;
@@ -1423,6 +1451,7 @@ class KinetoImporter {
   std::set<std::int64_t> gpuPids_;       // labelled "GPU n" by process_labels
   std::set<std::int64_t> gpuEventPids_;  // pids that host GPU records
   std::string kinetoSchemaVersion_;
+  trace::ProcessIdentityRecord distributed_;  // from distributedInfo
   std::uint64_t cpuEventsOnTextTracks_ = 0, remappedIds_ = 0, unresolvedGpu_ = 0;
   std::uint64_t activitiesWithoutDuration_ = 0;
 };

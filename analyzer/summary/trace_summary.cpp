@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <map>
+#include <set>
 
 #include "rlscope/trace/global_id.h"
 #include "rlscope/trace/schema.h"
@@ -31,6 +32,21 @@ std::string formatBytes(std::int64_t bytes) {
   return buf;
 }
 
+// "rank 1 of 4 on node7 (local 1, torchrun)"; the host only where several take part.
+std::string rankText(const trace::ProcessIdentityRecord& id, bool withHost) {
+  if (!id.rank) return {};
+  std::string text = "rank " + std::to_string(*id.rank);
+  if (id.worldSize) text += " of " + std::to_string(*id.worldSize);
+  if (withHost && !id.host.empty()) text += " on " + id.host;
+  std::vector<std::string> details;
+  if (id.localRank) details.push_back("local " + std::to_string(*id.localRank));
+  if (!id.launcher.empty()) details.push_back(id.launcher);
+  if (!id.backend.empty()) details.push_back(id.backend);
+  for (std::size_t i = 0; i < details.size(); ++i) text += (i ? ", " : " (") + details[i];
+  if (!details.empty()) text += ")";
+  return text;
+}
+
 }  // namespace
 
 TraceSummary summarize(trace::TraceReader& reader, const std::string& path) {
@@ -57,6 +73,15 @@ TraceSummary summarize(trace::TraceReader& reader, const std::string& path) {
     }
     s.processes[it->second].threads.push_back(std::move(t));
   }
+  std::set<std::string> hosts;
+  for (auto& id : reader.processIdentities()) {
+    auto it = byPid.find(id.globalPid);
+    if (it == byPid.end()) continue;
+    if (!id.host.empty()) hosts.insert(id.host);
+    if (id.rank) ++s.ranks;
+    s.processes[it->second].identity = std::move(id);
+  }
+  s.hosts.assign(hosts.begin(), hosts.end());
   s.gpus = reader.gpus();
   s.gpuVendor = reader.metaValue(trace::meta::kGpuVendor).value_or("NVIDIA");
 
@@ -129,13 +154,26 @@ nlohmann::json toJson(const TraceSummary& s) {
   } else {
     j["time_span"] = nullptr;
   }
+  j["hosts"] = s.hosts;
+  j["ranks"] = s.ranks;
   j["processes"] = json::array();
+  auto orNull = [](const auto& v) { return v ? json(*v) : json(nullptr); };
+  auto textOrNull = [](const std::string& v) { return v.empty() ? json(nullptr) : json(v); };
   for (auto& p : s.processes) {
     json threads = json::array();
     for (auto& t : p.threads) threads.push_back({{"tid", t.tid}, {"name", t.name}});
+    const auto& id = p.identity;
     j["processes"].push_back({{"pid", p.process.pid},
                               {"name", p.process.name},
                               {"command_line", p.process.commandLine},
+                              {"host", textOrNull(id.host)},
+                              {"launcher", textOrNull(id.launcher)},
+                              {"rank", orNull(id.rank)},
+                              {"local_rank", orNull(id.localRank)},
+                              {"world_size", orNull(id.worldSize)},
+                              {"local_world_size", orNull(id.localWorldSize)},
+                              {"node_rank", orNull(id.nodeRank)},
+                              {"backend", textOrNull(id.backend)},
                               {"threads", threads}});
   }
   j["gpu_vendor"] = s.gpuVendor;
@@ -188,10 +226,19 @@ void printText(const TraceSummary& s, std::ostream& out) {
   out << "gpu activity "
       << metaOr(trace::meta::kGpuActivity, s.gpus.empty() ? "none recorded" : "recorded") << "\n";
 
-  out << "\nprocesses (" << s.processes.size() << ")\n";
+  if (!s.hosts.empty()) {
+    out << (s.hosts.size() == 1 ? "host         " : "hosts        ");
+    for (std::size_t i = 0; i < s.hosts.size(); ++i) out << (i ? ", " : "") << s.hosts[i];
+    out << "\n";
+  }
+  out << "\nprocesses (" << s.processes.size();
+  if (s.ranks) out << ", " << s.ranks << " with a rank";
+  out << ")\n";
+  bool severalHosts = s.hosts.size() > 1;
   for (auto& p : s.processes) {
     out << "  pid " << p.process.pid;
     if (!p.process.name.empty()) out << "  " << p.process.name;
+    if (auto label = rankText(p.identity, severalHosts); !label.empty()) out << "  " << label;
     out << "  (" << p.threads.size() << " thread" << (p.threads.size() == 1 ? "" : "s") << ")\n";
     for (auto& t : p.threads) {
       out << "    tid " << t.tid;

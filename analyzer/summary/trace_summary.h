@@ -16,6 +16,7 @@ namespace rlscope::summary {
 
 struct ProcessSummary {
   trace::ProcessRecord process;
+  trace::ProcessIdentityRecord identity;  // host and rank (none for processes only threads name)
   std::vector<trace::ThreadRecord> threads;
 };
 
@@ -33,6 +34,8 @@ struct TraceSummary {
   std::vector<std::pair<std::string, std::string>> meta;
   std::optional<trace::TimeSpan> span;
   std::vector<ProcessSummary> processes;
+  std::vector<std::string> hosts;  // the processes' hosts, sorted
+  std::int64_t ranks = 0;          // processes with a rank
   std::vector<trace::GpuInfoRecord> gpus;
   std::string gpuVendor = "NVIDIA";  // rlscope_meta gpu_vendor: "AMD" for ROCm traces
   std::vector<StreamSummary> streams;

@@ -72,6 +72,28 @@ std::string joinArgv(std::string_view nulSeparated) {
   return out;
 }
 
+std::string hostName() {
+  char host[256] = {};
+  return gethostname(host, sizeof host - 1) == 0 ? std::string(host) : std::string();
+}
+
+// A kProcessIdentity record: the host and the launcher's variables, read into an identity.
+trace::ProcessIdentityRecord identityOf(const RecordView& r) {
+  std::vector<trace::EnvironmentVariable> variables;
+  std::string_view list = r.string<part::ProcessIdentity>(1).value_or("");
+  while (!list.empty()) {
+    auto end = list.find('\0');
+    std::string_view entry = list.substr(0, end);
+    list = end == std::string_view::npos ? std::string_view{} : list.substr(end + 1);
+    auto eq = entry.find('=');
+    if (eq == std::string_view::npos) continue;
+    variables.emplace_back(std::string(entry.substr(0, eq)), std::string(entry.substr(eq + 1)));
+  }
+  auto identity = trace::identityFromEnvironment(variables);
+  identity.host = std::string(r.string<part::ProcessIdentity>(0).value_or(""));
+  return identity;
+}
+
 // The globalTid of `tid` in the process stored as `tracePid`; a tid that does not fit nsys's
 // 24-bit field is stored as 0.
 std::int64_t globalTidIn(std::int64_t tracePid, std::uint32_t tid) {
@@ -223,8 +245,7 @@ class Merger {
     }
     w_.setMeta(trace::meta::kSourceFormat, "rlscope-prof");
     w_.setMeta(trace::meta::kCommandLine, options_.commandLine);
-    char host[256] = {};
-    if (gethostname(host, sizeof host - 1) == 0) w_.setMeta(trace::meta::kHost, host);
+    if (!host_.empty()) w_.setMeta(trace::meta::kHost, host_);
     if (startMonotonic_) {
       w_.setMeta(trace::meta::kStartMonotonicNs, std::to_string(*startMonotonic_));
       w_.setMeta(trace::meta::kStartWallNs, std::to_string(startWall_));
@@ -262,6 +283,7 @@ class Merger {
     int images = 0;
     std::string exe, commandLine;         // of its last image
     std::optional<part::ProcessEnd> end;  // of its last image
+    std::optional<trace::ProcessIdentityRecord> identity;  // of its last image that said
     std::map<std::uint32_t, ThreadInfo> threads;
   };
 
@@ -273,6 +295,7 @@ class Merger {
     std::int64_t start = 0;
     std::int64_t lastTime = 0;
     std::string exe, commandLine;
+    std::optional<trace::ProcessIdentityRecord> identity;
     std::uint32_t parentPid = 0, forkedFrom = 0;
     std::optional<part::ProcessEnd> end;
     std::unordered_map<std::uint64_t, std::string> domains, strings;
@@ -321,6 +344,9 @@ class Merger {
           p.parentPid = info->parentPid;
           p.forkedFrom = info->forkedFromPid;
         }
+        break;
+      case RecordType::kProcessIdentity:
+        if (r.payload<part::ProcessIdentity>()) p.identity = identityOf(r);
         break;
       case RecordType::kClockSync:
         if (auto c = r.payload<part::ClockSync>()) p.clock.add(c->ticks, c->monotonicNs);
@@ -703,6 +729,12 @@ class Merger {
       pr.exitStatus = 128 + p.end->status;
     w_.addProcess(pr);
     count(trace::table::kProcesses);
+    // Parts of collectors older than the record have no identity: the merging host is theirs.
+    trace::ProcessIdentityRecord identity = p.identity.value_or(trace::ProcessIdentityRecord{});
+    identity.globalPid = p.globalPid;
+    if (identity.host.empty()) identity.host = host_;
+    w_.addProcessIdentity(identity);
+    count(trace::table::kProcessIdentity);
     ++report_.processes;
     for (auto& [tid, t] : p.threads) {
       w_.addThread({globalTidIn(p.tracePid, tid), p.globalPid, tid, t.name});
@@ -764,6 +796,7 @@ class Merger {
     pr.exe = p.exe;
     pr.commandLine = p.commandLine;
     pr.end = p.end;
+    if (p.identity) pr.identity = p.identity;
     pr.lastTime = std::max(pr.lastTime, end);
     for (auto& [tid, t] : p.threads) {
       ThreadInfo& mine = pr.threads[tid];
@@ -993,6 +1026,7 @@ class Merger {
   std::set<std::int64_t> usedPids_;
   std::optional<std::int64_t> startMonotonic_;
   std::int64_t startWall_ = 0;
+  std::string host_ = hostName();  // the merging host: the run's (rlscope_meta.host)
   import::OperationNesting nesting_;
   std::int64_t operationsAdded_ = 0;
   std::optional<Process> process_;              // the process of the parts being read

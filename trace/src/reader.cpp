@@ -63,9 +63,10 @@ TraceReader::TraceReader(const std::filesystem::path& path) {
   } catch (const std::exception&) {
     throw TraceError(path.string() + ": invalid schema_version '" + *version + "'");
   }
-  if (schemaVersion_ != kSchemaVersion) {
+  if (schemaVersion_ < kOldestReadableSchemaVersion || schemaVersion_ > kSchemaVersion) {
     throw TraceError(path.string() + ": trace schema version " + std::to_string(schemaVersion_) +
-                     " is not supported (this rlscope reads version " +
+                     " is not supported (this rlscope reads versions " +
+                     std::to_string(kOldestReadableSchemaVersion) + " to " +
                      std::to_string(kSchemaVersion) + ")");
   }
   for (auto t : eventTables()) {
@@ -199,6 +200,44 @@ std::vector<ThreadRecord> TraceReader::threads() {
   while (st.step()) {
     out.push_back(
         {st.columnInt(0), st.columnInt(1), st.columnInt(2), std::string(st.columnText(3))});
+  }
+  return out;
+}
+
+std::vector<ProcessIdentityRecord> TraceReader::processIdentities() {
+  std::map<std::int64_t, ProcessIdentityRecord> recorded;
+  if (db_->hasTable(table::kProcessIdentity)) {
+    auto st = db_->prepare(
+        "SELECT globalPid, host, launcher, rank, localRank, worldSize, localWorldSize, nodeRank, "
+        "backend, variables FROM rlscope_process_identity");
+    auto optionalInt = [&](int c) {
+      return st.columnIsNull(c) ? std::nullopt : std::optional<std::int64_t>(st.columnInt(c));
+    };
+    while (st.step()) {
+      ProcessIdentityRecord r;
+      r.globalPid = st.columnInt(0);
+      r.host = st.columnText(1);
+      r.launcher = st.columnText(2);
+      r.rank = optionalInt(3);
+      r.localRank = optionalInt(4);
+      r.worldSize = optionalInt(5);
+      r.localWorldSize = optionalInt(6);
+      r.nodeRank = optionalInt(7);
+      r.backend = st.columnText(8);
+      r.variables = st.columnText(9);
+      recorded[r.globalPid] = std::move(r);
+    }
+  }
+  std::string host = metaValue(meta::kHost).value_or("");
+  std::vector<ProcessIdentityRecord> out;
+  auto st = db_->prepare("SELECT globalPid FROM rlscope_processes ORDER BY globalPid");
+  while (st.step()) {
+    auto it = recorded.find(st.columnInt(0));
+    if (it != recorded.end()) {
+      out.push_back(std::move(it->second));
+    } else {
+      out.push_back({.globalPid = st.columnInt(0), .host = host});
+    }
   }
   return out;
 }

@@ -27,6 +27,9 @@ CREATE TABLE ENUM_CUDA_MEM_KIND (id INTEGER PRIMARY KEY, name TEXT NOT NULL, lab
 CREATE TABLE rlscope_processes (
   globalPid INTEGER PRIMARY KEY, pid INTEGER NOT NULL, parentPid INTEGER NOT NULL DEFAULT 0,
   name TEXT, commandLine TEXT, start INTEGER, end INTEGER, exitStatus INTEGER);
+CREATE TABLE rlscope_process_identity (
+  globalPid INTEGER PRIMARY KEY, host TEXT, launcher TEXT, rank INTEGER, localRank INTEGER,
+  worldSize INTEGER, localWorldSize INTEGER, nodeRank INTEGER, backend TEXT, variables TEXT);
 CREATE TABLE rlscope_threads (
   globalTid INTEGER PRIMARY KEY, globalPid INTEGER NOT NULL, tid INTEGER NOT NULL, name TEXT);
 CREATE TABLE rlscope_cpu_intervals (

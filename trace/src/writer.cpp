@@ -119,7 +119,7 @@ struct TraceWriter::Impl {
   }
 
   void flushAll() {
-    for (auto* ins : {&strings, &processes, &threads, &cpuIntervals, &operations, &phases,
+    for (auto* ins : {&strings, &processes, &processIdentities, &threads, &cpuIntervals, &operations, &phases,
                       &plainEvents, &externalCorrelations, &calibrations, &kernels, &apiCalls[0],
                       &apiCalls[1], &memcpys, &memsets, &syncs, &nvtx, &threadNames, &gpuInfo}) {
       ins->flush();
@@ -142,6 +142,12 @@ struct TraceWriter::Impl {
       "INSERT OR REPLACE",
       table::kProcesses,
       {"globalPid", "pid", "parentPid", "name", "commandLine", "start", "end", "exitStatus"}};
+  BatchedInsert processIdentities{db,
+                                  worker,
+                                  "INSERT OR REPLACE",
+                                  table::kProcessIdentity,
+                                  {"globalPid", "host", "launcher", "rank", "localRank", "worldSize",
+                                   "localWorldSize", "nodeRank", "backend", "variables"}};
   BatchedInsert threads{
       db, worker, "INSERT OR REPLACE", table::kThreads, {"globalTid", "globalPid", "tid", "name"}};
   BatchedInsert cpuIntervals{
@@ -320,6 +326,21 @@ void TraceWriter::addProcess(const ProcessRecord& r) {
   if (r.start) ins.set(5, r.start);
   if (r.end) ins.set(6, r.end);
   if (r.exitStatus) ins.set(7, i64(*r.exitStatus));
+  impl_->endRow(ins);
+}
+
+void TraceWriter::addProcessIdentity(const ProcessIdentityRecord& r) {
+  auto& ins = impl_->processIdentities;
+  ins.set(0, r.globalPid);
+  setTextOrNull(ins, 1, r.host);
+  setTextOrNull(ins, 2, r.launcher);
+  int column = 3;
+  for (const auto& v : {r.rank, r.localRank, r.worldSize, r.localWorldSize, r.nodeRank}) {
+    if (v) ins.set(column, *v);
+    ++column;
+  }
+  setTextOrNull(ins, 8, r.backend);
+  setTextOrNull(ins, 9, r.variables);
   impl_->endRow(ins);
 }
 

@@ -2,6 +2,7 @@
 // RLSCOPE_PART_DIR, a writer thread that drains every thread's buffer into the part file every
 // RLSCOPE_FLUSH_MS (default 100 ms), and a clean end at exit, _exit, SIGINT/SIGTERM/SIGHUP and in
 // fork children (docs/architecture.md, "Collector").
+#include <dirent.h>
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -27,6 +28,9 @@
 
 #include "collector_state.h"
 #include "part_file.h"
+#include "rlscope/trace/launcher_variables.h"
+
+extern char** environ;
 
 namespace rlscope::collector {
 
@@ -67,6 +71,26 @@ std::string threadNameOf(std::uint32_t tid) {
   std::string name = readFile(("/proc/self/task/" + std::to_string(tid) + "/comm").c_str());
   while (!name.empty() && name.back() == '\n') name.pop_back();
   return name;
+}
+
+std::string hostName() {
+  char host[256] = {};
+  if (::gethostname(host, sizeof host - 1) != 0) return {};
+  return host;
+}
+
+// The launcher variables set in this process's environment, each `NAME=value` and a NUL.
+std::string launcherVariables(std::uint32_t& count) {
+  std::string out;
+  count = 0;
+  for (char** e = environ; e && *e; ++e) {
+    std::string_view entry(*e);
+    auto eq = entry.find('=');
+    if (eq == std::string_view::npos || !trace::isLauncherVariable(entry.substr(0, eq))) continue;
+    out.append(entry).push_back('\0');
+    ++count;
+  }
+  return out;
 }
 
 struct Config {
@@ -122,6 +146,9 @@ class Collector {
     part::ProcessInfo info{static_cast<std::int64_t>(sync.ticks), pid_, h.parentPid,
                            config.features, forkedFrom};
     append(part::RecordType::kProcessInfo, info, {exe, cmdline});
+    part::ProcessIdentity identity{pid_, 0};
+    std::string variables = launcherVariables(identity.variableCount);
+    append(part::RecordType::kProcessIdentity, identity, {hostName(), variables});
     finished_.store(false);
     closed_.store(false);
     stop_.store(false);
@@ -325,6 +352,7 @@ class Collector {
     pthread_sigmask(SIG_BLOCK, &all, nullptr);
     pthread_setname_np(pthread_self(), "rlscope-writer");
     t_isWriter = true;
+    writerTid_.store(currentTid());
     writerReady_.store(true);
     writerReady_.notify_one();
     for (;;) {
@@ -400,11 +428,24 @@ class Collector {
       append(part::RecordType::kPythonEvents, part::PythonEvents{*counter - pythonEventsBefore_});
   }
 
+  // Names every thread that recorded something and every other thread the process still has
+  // (a communication library's worker threads record nothing, yet they are the process's), except
+  // the collector's own writer.
   void recordThreadNames() {
     std::vector<std::uint32_t> tids;
     {
       std::lock_guard lock(registryMutex_);
       for (ThreadBuffer* b : buffers_) tids.push_back(b->tid());
+    }
+    if (DIR* dir = ::opendir("/proc/self/task")) {
+      while (dirent* e = ::readdir(dir)) {
+        char* end = nullptr;
+        unsigned long tid = std::strtoul(e->d_name, &end, 10);
+        if (end == e->d_name || *end != '\0' || tid == writerTid_.load()) continue;
+        auto t = static_cast<std::uint32_t>(tid);
+        if (std::find(tids.begin(), tids.end(), t) == tids.end()) tids.push_back(t);
+      }
+      ::closedir(dir);
     }
     for (std::uint32_t tid : tids) {
       std::string name = threadNameOf(tid);
@@ -426,6 +467,7 @@ class Collector {
   std::vector<std::thread*> inheritedWriters_;
   int wakeFd_ = -1;
   std::atomic<bool> stop_{false};
+  std::atomic<std::uint32_t> writerTid_{0};
   std::atomic<bool> writerReady_{false};  // the writer thread is past its start-up
   std::atomic<bool> finished_{true};
   std::atomic<bool> closed_{false};  // the part of the last finish() is written and closed

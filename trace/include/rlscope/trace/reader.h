@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "rlscope/trace/process_identity.h"
 #include "rlscope/trace/records.h"
 #include "rlscope/trace/sqlite.h"
 
@@ -57,6 +58,10 @@ class TraceReader {
 
   std::vector<ProcessRecord> processes();
   std::vector<ThreadRecord> threads();
+  // Who each process of rlscope_processes is, in globalPid order: its rlscope_process_identity row,
+  // or, where it has none (version-1 traces, imports that could not tell), its host from
+  // rlscope_meta and no rank.
+  std::vector<ProcessIdentityRecord> processIdentities();
   std::vector<GpuInfoRecord> gpus();
   std::vector<ThreadNameRecord> threadNames();
   std::vector<CalibrationRecord> calibration();

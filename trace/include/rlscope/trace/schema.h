@@ -1,4 +1,4 @@
-// Trace format v1: the SQLite schema every part of rlscope shares (docs/trace-format.md).
+// Trace format v2: the SQLite schema every part of rlscope shares (docs/trace-format.md).
 #pragma once
 
 #include <span>
@@ -8,7 +8,9 @@
 
 namespace rlscope::trace {
 
-inline constexpr int kSchemaVersion = 1;
+inline constexpr int kSchemaVersion = 2;
+// The oldest version readers still read: version 1 lacks rlscope_process_identity, nothing else.
+inline constexpr int kOldestReadableSchemaVersion = 1;
 
 // Table names. The upper-case ones are Nsight Systems' export tables (same columns and units for
 // the subset rlscope records); the rlscope_* ones are rlscope's own.
@@ -26,6 +28,7 @@ inline constexpr std::string_view kThreadNames = "ThreadNames";
 inline constexpr std::string_view kMeta = "rlscope_meta";
 inline constexpr std::string_view kProcesses = "rlscope_processes";
 inline constexpr std::string_view kThreads = "rlscope_threads";
+inline constexpr std::string_view kProcessIdentity = "rlscope_process_identity";
 inline constexpr std::string_view kCpuIntervals = "rlscope_cpu_intervals";
 inline constexpr std::string_view kOperations = "rlscope_operations";
 inline constexpr std::string_view kPhases = "rlscope_phases";

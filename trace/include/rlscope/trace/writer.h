@@ -10,6 +10,7 @@
 #include <string>
 #include <string_view>
 
+#include "rlscope/trace/process_identity.h"
 #include "rlscope/trace/records.h"
 
 namespace rlscope::trace {
@@ -46,6 +47,7 @@ class TraceWriter {
 
   void setMeta(std::string_view key, std::string_view value);
   void addProcess(const ProcessRecord& r);
+  void addProcessIdentity(const ProcessIdentityRecord& r);
   void addThread(const ThreadRecord& r);
   void addCpuInterval(const CpuIntervalRecord& r);
   void addOperation(const OperationRecord& r);

@@ -63,6 +63,7 @@ enum class RecordType : std::uint16_t {
   kWarning = 5,      // Instant + string: something the user should know (shown by rlscope-prof)
   kClockSync = 6,    // ClockSync: a tick count and CLOCK_MONOTONIC at the same instant
   kThreadEnd = 7,    // Instant: the thread exited (not written for the main thread)
+  kProcessIdentity = 8,  // ProcessIdentity + strings: host, launcher variables (NAME=value\0...)
   // NVTX.
   kRangePush = 10,       // NvtxEvent + string: message (empty when stringHandle is set)
   kRangePushA = 18,      // Instant + string: nvtxRangePushA, the common case, kept small
@@ -110,6 +111,15 @@ struct ProcessInfo {
   std::uint32_t forkedFromPid;  // != 0: this part began in a fork (without exec) of that pid
 };
 static_assert(sizeof(ProcessInfo) == 24);
+
+// Where the process runs and what its launcher told it (torchrun's RANK, MPI's ranks): the host
+// name and the launcher variables set in its environment at start, as `NAME=value` strings each
+// followed by a NUL (the names trace/include/rlscope/trace/launcher_variables.h lists).
+struct ProcessIdentity {
+  std::uint32_t pid;
+  std::uint32_t variableCount;
+};
+static_assert(sizeof(ProcessIdentity) == 8);
 
 enum FeatureBits : std::uint32_t {
   kFeatureNvtx = 1u << 0,
