@@ -120,6 +120,9 @@ struct Breakdown {
   // Who recorded the trace (rlscope_meta.source_format): "rlscope-prof", "kineto", "nsys".
   // Only rlscope-prof's traces can have their profiler's overhead removed.
   std::string sourceFormat = "rlscope-prof";
+  // Who each process is (host, rank), by pid as OperationBreakdown::process has it.
+  std::map<std::int64_t, trace::ProcessIdentityRecord> identities;
+  bool severalHosts = false;  // the processes ran on more than one host
 };
 
 struct AnalyzeOptions {

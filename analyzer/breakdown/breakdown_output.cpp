@@ -40,6 +40,14 @@ std::string csvField(const std::string& s) {
   return out + "\"";
 }
 
+// " (rank 1 of 2)" for a process with a rank, with its host where several took part.
+std::string rankSuffix(const Breakdown& b, std::int64_t pid) {
+  auto it = b.identities.find(pid);
+  if (it == b.identities.end()) return {};
+  auto label = trace::rankLabel(it->second, b.severalHosts);
+  return label.empty() ? label : " (" + label + ")";
+}
+
 }  // namespace
 
 nlohmann::json toJson(const Breakdown& b) {
@@ -67,6 +75,11 @@ nlohmann::json toJson(const Breakdown& b) {
            {"Backend->CUDA API", o.transitions.toCudaApi}}},
          {"categories", categories}});
     if (b.view == View::kThread) ops.back()["thread"] = o.thread;
+    if (auto it = b.identities.find(o.process); it != b.identities.end()) {
+      const auto& id = it->second;
+      ops.back()["rank"] = id.rank ? nlohmann::json(*id.rank) : nlohmann::json(nullptr);
+      ops.back()["host"] = id.host.empty() ? nlohmann::json(nullptr) : nlohmann::json(id.host);
+    }
   }
   nlohmann::json doc = {{"schema", "rlscope.analysis/1"},
                         {"view", viewName(b.view)},
@@ -194,10 +207,10 @@ void writeTable(const Breakdown& b, std::ostream& out) {
       if (b.view == View::kRun)
         out << "\nthe whole run (every process)\n";
       else if (b.view == View::kThread)
-        out << "\nprocess " << o.process << " thread " << o.thread
+        out << "\nprocess " << o.process << rankSuffix(b, o.process) << " thread " << o.thread
             << (o.thread ? "" : " (GPU work no thread's API call launched)") << "\n";
       else
-        out << "\nprocess " << o.process << "\n";
+        out << "\nprocess " << o.process << rankSuffix(b, o.process) << "\n";
       char head[160];
       std::snprintf(head, sizeof head, "  %-28s %-12s %10s %9s %9s %9s %9s  %s\n", "operation",
                     "phase", "time ms", "CPU", "GPU", "CPU+GPU", "waiting", "top category sets");

@@ -167,7 +167,9 @@ class ChromeExporter {
     auto gpus = reader_.gpus();
     out_.raw("{\"schemaVersion\":1,\"deviceProperties\":[");
     writeDeviceProperties(gpus);
-    out_.raw("],\"traceEvents\":[");
+    out_.raw(']');
+    writeDistributedInfo();
+    out_.raw(",\"traceEvents\":[");
     writeCpuIntervals();
     writeOperations();
     writePhases();
@@ -193,6 +195,7 @@ class ChromeExporter {
   void loadProcessesAndThreads() {
     processes_ = reader_.processes();
     for (const auto& p : processes_) processPid_[p.globalPid] = p.pid;
+    identities_ = reader_.processIdentities();
     threads_ = reader_.threads();
     for (const auto& t : threads_) {
       threadTrack_[t.globalTid] = {processPid(t.globalPid), t.tid};
@@ -768,6 +771,42 @@ class ChromeExporter {
     }
   }
 
+  // Kineto's `distributedInfo` (which HTA reads a trace's rank from) describes one rank; it is
+  // written when every ranked process of the trace has the same rank.
+  void writeDistributedInfo() {
+    const trace::ProcessIdentityRecord* ranked = nullptr;
+    for (const auto& id : identities_) {
+      if (!id.rank) continue;
+      if (ranked && ranked->rank != id.rank) return;
+      ranked = &id;
+    }
+    if (!ranked) return;
+    out_.raw(",\"distributedInfo\":{\"rank\":");
+    out_.integer(*ranked->rank);
+    fieldIfSet("world_size", ranked->worldSize);
+    if (!ranked->backend.empty()) field("backend", ranked->backend);
+    out_.raw('}');
+  }
+
+  void writeProcessIdentities() {
+    bool first = true;
+    for (const auto& id : identities_) {
+      out_.raw(first ? "\n{\"pid\":" : ",\n{\"pid\":");
+      first = false;
+      out_.integer(processPid(id.globalPid));
+      field("host", id.host);
+      field("launcher", id.launcher);
+      fieldIfSet("rank", id.rank);
+      fieldIfSet("local_rank", id.localRank);
+      fieldIfSet("world_size", id.worldSize);
+      fieldIfSet("local_world_size", id.localWorldSize);
+      fieldIfSet("node_rank", id.nodeRank);
+      field("backend", id.backend);
+      field("variables", id.variables);  // JSON text kept as a string: the trace is not trusted
+      out_.raw('}');
+    }
+  }
+
   // "rlscope": what a Chrome trace has no place for, so that `rlscope import` restores it.
   void writeRlscopeObject() {
     out_.raw("{\"schema_version\":");
@@ -810,6 +849,8 @@ class ChromeExporter {
       if (p.exitStatus) field("exitStatus", std::int64_t{*p.exitStatus});
       out_.raw('}');
     }
+    out_.raw("],\"process_identity\":[");
+    writeProcessIdentities();
     out_.raw("],\"threads\":[");
     first = true;
     for (const auto& t : threads_) {
@@ -843,6 +884,7 @@ class ChromeExporter {
   TimeNs minStart_ = std::numeric_limits<TimeNs>::max();
 
   std::vector<trace::ProcessRecord> processes_;
+  std::vector<trace::ProcessIdentityRecord> identities_;
   std::vector<trace::ThreadRecord> threads_;
   std::unordered_map<std::int64_t, std::int64_t> processPid_;  // globalPid -> OS pid
   std::unordered_map<std::int64_t, Track> threadTrack_;        // globalTid -> (pid, tid)

@@ -1092,7 +1092,10 @@ class KinetoImporter {
         (key == "rank" ? distributed_.rank : distributed_.worldSize) = n;
       }
     }
-    if (distributed_.rank) distributed_.launcher = "torch.distributed";
+    // Kineto writes a lone rank even for a process that never joined a process group; only a
+    // world size or a backend says torch.distributed was initialised.
+    if (distributed_.worldSize || !distributed_.backend.empty())
+      distributed_.launcher = "torch.distributed";
   }
 
   void readDeviceProperties(od::value value) {
@@ -1201,8 +1204,51 @@ class KinetoImporter {
           writer_.addCalibration(c);
           count(trace::table::kCalibration);
         }
+      } else if (key == "process_identity") {
+        for (auto item : need(v.get_array(), "rlscope.process_identity")) {
+          readProcessIdentity(need(std::move(item), "rlscope.process_identity"));
+        }
       }
     }
+  }
+
+  // One rlscope_process_identity row of an exported rlscope trace, keyed by its OS pid.
+  void readProcessIdentity(od::value value) {
+    trace::ProcessIdentityRecord id;
+    std::optional<std::int64_t> pid;
+    for (auto f : need(value.get_object(), "rlscope.process_identity")) {
+      std::string_view k = need(f.unescaped_key(), "rlscope.process_identity");
+      od::value v = need(f.value(), "rlscope.process_identity");
+      Where at = Where("rlscope.process_identity").field(k);
+      if (need(v.type(), at) == od::json_type::string) {
+        std::string text(need(v.get_string(), at));
+        if (k == "host")
+          id.host = std::move(text);
+        else if (k == "launcher")
+          id.launcher = std::move(text);
+        else if (k == "backend")
+          id.backend = std::move(text);
+        else if (k == "variables")
+          id.variables = std::move(text);
+      } else if (need(v.type(), at) == od::json_type::number) {
+        std::int64_t n = integerOf(v, at);
+        if (k == "pid")
+          pid = n;
+        else if (n < 0)
+          continue;
+        else if (k == "rank")
+          id.rank = n;
+        else if (k == "local_rank")
+          id.localRank = n;
+        else if (k == "world_size")
+          id.worldSize = n;
+        else if (k == "local_world_size")
+          id.localWorldSize = n;
+        else if (k == "node_rank")
+          id.nodeRank = n;
+      }
+    }
+    if (pid) restoredIdentities_[*pid] = std::move(id);
   }
 
   // --- ids ----------------------------------------------------------------------------------
@@ -1366,8 +1412,14 @@ class KinetoImporter {
       if (it != processNames_.end()) p.name = it->second;
       writer_.addProcess(p);
       count(trace::table::kProcesses);
-      // A Kineto trace is one rank's: its processes are that rank's (the host is not recorded).
-      if (distributed_.rank || !distributed_.backend.empty()) {
+      // An exported rlscope trace says who each process was; a Kineto trace is one rank's, so
+      // its processes are that rank's (Kineto does not record the host).
+      if (auto restored = restoredIdentities_.find(osPid); restored != restoredIdentities_.end()) {
+        trace::ProcessIdentityRecord id = restored->second;
+        id.globalPid = gp;
+        writer_.addProcessIdentity(id);
+        count(trace::table::kProcessIdentity);
+      } else if (distributed_.rank || !distributed_.backend.empty()) {
         trace::ProcessIdentityRecord id = distributed_;
         id.globalPid = gp;
         writer_.addProcessIdentity(id);
@@ -1452,6 +1504,7 @@ class KinetoImporter {
   std::set<std::int64_t> gpuEventPids_;  // pids that host GPU records
   std::string kinetoSchemaVersion_;
   trace::ProcessIdentityRecord distributed_;  // from distributedInfo
+  std::unordered_map<std::int64_t, trace::ProcessIdentityRecord> restoredIdentities_;  // by pid
   std::uint64_t cpuEventsOnTextTracks_ = 0, remappedIds_ = 0, unresolvedGpu_ = 0;
   std::uint64_t activitiesWithoutDuration_ = 0;
 };

@@ -34,10 +34,8 @@ std::string formatBytes(std::int64_t bytes) {
 
 // "rank 1 of 4 on node7 (local 1, torchrun)"; the host only where several take part.
 std::string rankText(const trace::ProcessIdentityRecord& id, bool withHost) {
-  if (!id.rank) return {};
-  std::string text = "rank " + std::to_string(*id.rank);
-  if (id.worldSize) text += " of " + std::to_string(*id.worldSize);
-  if (withHost && !id.host.empty()) text += " on " + id.host;
+  std::string text = trace::rankLabel(id, withHost);
+  if (text.empty()) return text;
   std::vector<std::string> details;
   if (id.localRank) details.push_back("local " + std::to_string(*id.localRank));
   if (!id.launcher.empty()) details.push_back(id.launcher);

@@ -7,6 +7,7 @@
 #include <future>
 #include <limits>
 #include <map>
+#include <set>
 #include <system_error>
 #include <thread>
 #include <tuple>
@@ -406,10 +407,12 @@ std::string cpuTrackLabel(const TrackKey& key, int subRow) {
 
 // Who the threads and processes are: the trace's own tables, when they list them.
 struct Names {
-  std::map<std::int64_t, trace::ProcessRecord> processes;  // by globalPid
-  std::map<std::int64_t, trace::ThreadRecord> threads;     // by globalTid
-  std::map<std::int64_t, std::string> threadNames;         // ThreadNames, by globalTid
-  std::map<std::int64_t, std::string> gpus;                // by device id
+  std::map<std::int64_t, trace::ProcessRecord> processes;           // by globalPid
+  std::map<std::int64_t, trace::ThreadRecord> threads;              // by globalTid
+  std::map<std::int64_t, std::string> threadNames;                  // ThreadNames, by globalTid
+  std::map<std::int64_t, std::string> gpus;                         // by device id
+  std::map<std::int64_t, trace::ProcessIdentityRecord> identities;  // by globalPid
+  bool severalHosts = false;
 
   Names(trace::TraceReader& reader, const StringTable& strings) {
     for (auto& p : reader.processes()) processes[p.globalPid] = p;
@@ -417,6 +420,17 @@ struct Names {
     for (auto& n : reader.threadNames())
       threadNames[n.globalTid] = std::string(strings[id32(n.nameId)]);
     for (auto& g : reader.gpus()) gpus[g.id] = g.name;
+    std::set<std::string> hosts;
+    for (auto& id : reader.processIdentities()) {
+      if (!id.host.empty()) hosts.insert(id.host);
+      identities[id.globalPid] = std::move(id);
+    }
+    severalHosts = hosts.size() > 1;
+  }
+
+  std::optional<std::int64_t> rank(std::int64_t globalPid) const {
+    auto it = identities.find(globalPid);
+    return it != identities.end() ? it->second.rank : std::nullopt;
   }
 
   std::int64_t pid(std::int64_t globalPid) const {
@@ -431,8 +445,13 @@ struct Names {
   std::string processLabel(std::int64_t globalPid) const {
     std::string id = std::to_string(pid(globalPid));
     auto it = processes.find(globalPid);
-    if (it == processes.end() || it->second.name.empty()) return "process " + id;
-    return it->second.name + " (pid " + id + ")";
+    std::string label = it == processes.end() || it->second.name.empty()
+                            ? "process " + id
+                            : it->second.name + " (pid " + id + ")";
+    auto identity = identities.find(globalPid);
+    if (identity == identities.end()) return label;
+    auto rank = trace::rankLabel(identity->second, severalHosts);
+    return rank.empty() ? label : rank + " \u00b7 " + label;
   }
 
   std::string threadLabel(std::int64_t globalTid) const {
@@ -499,6 +518,7 @@ class Layout {
     for (auto& [globalPid, threads] : threads_) {
       ProcessTracks p{.globalPid = globalPid,
                       .pid = names_.pid(globalPid),
+                      .rank = names_.rank(globalPid),
                       .label = names_.processLabel(globalPid)};
       for (auto& [globalTid, tracks] : threads) {
         p.threads.push_back({.globalTid = globalTid,
@@ -511,8 +531,11 @@ class Layout {
       });
       data.processes.push_back(std::move(p));
     }
-    std::sort(data.processes.begin(), data.processes.end(),
-              [](const auto& a, const auto& b) { return a.pid < b.pid; });
+    // The ranks of a job in rank order, then the processes without one (launchers) by pid.
+    std::sort(data.processes.begin(), data.processes.end(), [](const auto& a, const auto& b) {
+      return std::tuple(!a.rank, a.rank.value_or(0), a.pid) <
+             std::tuple(!b.rank, b.rank.value_or(0), b.pid);
+    });
     for (auto& [deviceId, streams] : devices_) {
       labelStreams(streams);
       data.devices.push_back({.deviceId = deviceId,

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -66,8 +67,9 @@ struct ThreadTracks {
 
 struct ProcessTracks {
   std::int64_t globalPid = 0;
-  std::int64_t pid = 0;  // as recorded (rlscope_processes.pid when the trace has it)
-  std::string label;
+  std::int64_t pid = 0;               // as recorded (rlscope_processes.pid when the trace has it)
+  std::optional<std::int64_t> rank;   // its rank in a distributed job (rlscope_process_identity)
+  std::string label;                  // "rank 1 of 2 · python3.11 (pid 4242)"
   std::vector<ThreadTracks> threads;  // the main thread (tid == pid) first, then by tid
 };
 

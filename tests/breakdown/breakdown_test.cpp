@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <sstream>
 
 #include "breakdown_output.h"
 #include "rlscope/trace/global_id.h"
@@ -83,6 +84,31 @@ TEST(Breakdown, JsonFollowsTheContract) {
     }
   }
   EXPECT_TRUE(found);
+}
+
+TEST(Breakdown, OperationsSayTheirProcessRankAndHost) {
+  testing::TempDir dir;
+  trace::TraceReader reader(writeStepTrace(
+      dir, {.identity = trace::ProcessIdentityRecord{.host = "node3", .rank = 1, .worldSize = 4}}));
+  Breakdown b = analyzeTrace(reader);
+  for (const auto& op : toJson(b)["operations"]) {
+    EXPECT_EQ(op["rank"], 1) << op["name"];
+    EXPECT_EQ(op["host"], "node3") << op["name"];
+  }
+  std::ostringstream text;
+  writeTable(b, text);
+  EXPECT_NE(text.str().find("process " + std::to_string(kPid) + " (rank 1 of 4)\n"),
+            std::string::npos)
+      << text.str();
+
+  // Without a rank: no label, and the JSON says null.
+  testing::TempDir plainDir;
+  trace::TraceReader plain(writeStepTrace(plainDir));
+  Breakdown p = analyzeTrace(plain);
+  EXPECT_TRUE(toJson(p)["operations"][0]["rank"].is_null());
+  std::ostringstream plainText;
+  writeTable(p, plainText);
+  EXPECT_EQ(plainText.str().find("(rank"), std::string::npos);
 }
 
 // Costs for the trace of testing::writeCorrectableTrace (support/trace_builder.h): one operation

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -22,6 +23,7 @@ inline constexpr std::int64_t kWorker = trace::globalTidOf(kPid, 43);
 struct StepTraceOptions {
   std::int64_t correlation = 0;  // of the launch and its kernel (0: none recorded)
   bool trainingPhase = false;    // a "training" phase over the step
+  std::optional<trace::ProcessIdentityRecord> identity;  // who the process is (its globalPid set)
 };
 
 // One training step: "step" [0, 100) holds "inference" [10, 40) and "backprop" [50, 90);
@@ -33,6 +35,11 @@ inline std::filesystem::path writeStepTrace(const testing::TempDir& dir,
   auto path = dir / "step.sqlite";
   trace::TraceWriter w(path);
   testing::addProcess(w, kPid);
+  if (options.identity) {
+    auto id = *options.identity;
+    id.globalPid = trace::globalPidOf(kPid);
+    w.addProcessIdentity(id);
+  }
   testing::addCpu(w, 0, 100, trace::Category::kPython, kMain);
   testing::addCpu(w, 15, 35, trace::Category::kBackend, kMain);
   testing::addCpu(w, 55, 85, trace::Category::kBackend, kMain);

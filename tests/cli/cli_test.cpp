@@ -50,7 +50,7 @@ TEST(Cli, ImportsAndSummarisesARealTrace) {
 
   auto info = runCommand({"rlscope", "info", out.string()});
   ASSERT_EQ(info.exitCode, 0) << info.err;
-  for (const char* expected : {"rlscope trace v1, from kineto", "NVIDIA A100-PG509-200",
+  for (const char* expected : {"rlscope trace v2, from kineto", "NVIDIA A100-PG509-200",
                                "sm_80, 108 SMs", "CUPTI_ACTIVITY_KIND_KERNEL", "GPU kernels",
                                "operations", "CPU category Backend", "device 0 stream 7"}) {
     EXPECT_NE(info.out.find(expected), std::string::npos) << "missing '" << expected << "' in\n"

@@ -4,6 +4,9 @@
 #include <signal.h>
 #include <sys/stat.h>
 
+#include <algorithm>
+
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -211,6 +214,55 @@ TEST(Prof, ChildProcessesOfAllKinds) {
                     "s.id = o.nameId WHERE s.value = 'child'"),
             2);
   EXPECT_EQ(t.count("SELECT COUNT(DISTINCT globalTid >> 24) FROM rlscope_operations"), 3);
+}
+
+TEST(Prof, RanksComeFromTheLauncherVariablesAndNothingElseIsKept) {
+  TempDir tmp;
+  auto p = profile(tmp, {workload(), "ranks"});
+  ASSERT_EQ(p.result.exitCode, 0) << p.result.err;
+  Trace t(p.trace);
+  EXPECT_EQ(t.count("SELECT COUNT(*) FROM rlscope_processes"), 3);
+  // Every process has a row; the parent has no rank, the children are torchrun's 0 and 1.
+  EXPECT_EQ(t.count("SELECT COUNT(*) FROM rlscope_process_identity i JOIN rlscope_processes p "
+                    "USING (globalPid)"),
+            3);
+  EXPECT_EQ(t.texts("SELECT launcher || ' ' || rank || '/' || worldSize || ' local ' || "
+                    "localRank FROM rlscope_process_identity WHERE rank IS NOT NULL ORDER BY rank"),
+            (std::vector<std::string>{"torchrun 0/2 local 0", "torchrun 1/2 local 1"}));
+  EXPECT_EQ(t.count("SELECT COUNT(*) FROM rlscope_process_identity WHERE rank IS NULL AND "
+                    "launcher IS NULL"),
+            1);
+  EXPECT_EQ(t.count("SELECT COUNT(*) FROM rlscope_process_identity WHERE host = "
+                    "(SELECT value FROM rlscope_meta WHERE key = 'host')"),
+            3);
+  EXPECT_EQ(t.count("SELECT COUNT(*) FROM rlscope_process_identity WHERE "
+                    "json_extract(variables, '$.TORCHELASTIC_RUN_ID') = 'test-run'"),
+            2);
+  // Only the launchers' variables: not PATH, not a token.
+  EXPECT_EQ(t.count("SELECT COUNT(*) FROM rlscope_process_identity WHERE variables LIKE "
+                    "'%API_TOKEN%' OR variables LIKE '%secret%' OR variables LIKE '%PATH%'"),
+            0);
+  // The helper thread recorded nothing, yet it is named: it was alive at the end.
+  EXPECT_EQ(t.count("SELECT COUNT(*) FROM rlscope_threads WHERE name = 'idle-helper'"), 2);
+  auto info = runCommand({"rlscope", "info", p.trace.string()});
+  ASSERT_EQ(info.exitCode, 0) << info.err;
+  EXPECT_NE(info.out.find("processes (3, 2 with a rank)"), std::string::npos) << info.out;
+  EXPECT_NE(info.out.find("rank 1 of 2 (local 1, torchrun)"), std::string::npos) << info.out;
+  auto json = runCommand({"rlscope", "info", "--format", "json", p.trace.string()});
+  ASSERT_EQ(json.exitCode, 0) << json.err;
+  auto doc = nlohmann::json::parse(json.out);
+  EXPECT_EQ(doc["ranks"], 2);
+  EXPECT_EQ(doc["hosts"].size(), 1u);
+  std::vector<std::string> ranks;
+  for (const auto& process : doc["processes"]) {
+    EXPECT_EQ(process["host"], doc["hosts"][0]);
+    if (process["rank"].is_null()) continue;
+    ranks.push_back(process["launcher"].get<std::string>() + " " +
+                    std::to_string(process["rank"].get<int>()) + "/" +
+                    std::to_string(process["world_size"].get<int>()));
+  }
+  std::sort(ranks.begin(), ranks.end());
+  EXPECT_EQ(ranks, (std::vector<std::string>{"torchrun 0/2", "torchrun 1/2"}));
 }
 
 TEST(Prof, ExecContinuesTheProcessAndAFailedExecGoesOn) {

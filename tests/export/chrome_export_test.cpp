@@ -96,7 +96,7 @@ TEST_F(ChromeExport, WritesKinetoTopLevelObject) {
   EXPECT_EQ(doc["displayTimeUnit"], "ns");
   EXPECT_TRUE(doc["traceEvents"].is_array());
   EXPECT_EQ(doc["deviceProperties"].size(), 2u);
-  EXPECT_EQ(doc["rlscope"]["schema_version"], 1);
+  EXPECT_EQ(doc["rlscope"]["schema_version"], rlscope::trace::kSchemaVersion);
   // Members in the contract's order (Kineto's), so that a streaming reader meets them in turn.
   const auto& t = exported_.text;
   auto at = [&](const char* key) { return t.find(std::string("\"") + key + "\":"); };
@@ -516,7 +516,7 @@ TEST_F(ChromeExport, RlscopeSectionKeepsMetaCalibrationAndProcesses) {
   EXPECT_EQ(r["meta"]["command_line"], "python train.py --λ=0.5");
   EXPECT_EQ(r["meta"]["host"], "gpu-box");
   EXPECT_EQ(r["meta"]["custom \"key\""], "value\twith tab");
-  EXPECT_EQ(r["meta"]["schema_version"], "1");
+  EXPECT_EQ(r["meta"]["schema_version"], std::to_string(rlscope::trace::kSchemaVersion));
   EXPECT_EQ(r["calibration"], parseKeepingFloatText(R"([
       {"source": "cupti", "name": "cudaLaunchKernel", "mean_ns": 1234.5, "std_ns": 12.25,
        "count": 100},
@@ -534,6 +534,15 @@ TEST_F(ChromeExport, RlscopeSectionKeepsMetaCalibrationAndProcesses) {
             {"end", 10'000'000},
             {"exitStatus", 0}};
   EXPECT_EQ(r["processes"], json::array({b, a}));
+  // Who each process is: A's row as written, B's host from the trace's meta.
+  EXPECT_EQ(r["process_identity"], json::parse(R"([
+      {"pid": )" + std::to_string(kPidB) + R"(, "host": "gpu-box", "launcher": "", "backend": "",
+       "variables": ""},
+      {"pid": )" + std::to_string(kPidA) + R"(, "host": "gpu-box", "launcher": "torchrun",
+       "rank": 1, "local_rank": 1, "world_size": 2, "local_world_size": 2, "node_rank": 0,
+       "backend": "", "variables": "{\"RANK\":\"1\",\"WORLD_SIZE\":\"2\"}"}])"));
+  // Kineto's own member, which HTA reads the rank from: the one rank of the trace.
+  EXPECT_EQ(exported_.doc["distributedInfo"], json::parse(R"({"rank": 1, "world_size": 2})"));
   EXPECT_EQ(r["threads"].size(), 3u);
   EXPECT_EQ(r["thread_names"], json::parse(R"([{"globalTid": )" + std::to_string(kB2) +
                                            R"(, "name": "nsys-only thread", "priority": 0}])"));

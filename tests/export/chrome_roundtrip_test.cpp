@@ -191,6 +191,19 @@ class Snapshot {
     for (const auto& p : r.processes()) {
       add(trace::table::kProcesses, {{"globalPid", p.globalPid}, {"pid", p.pid}, {"name", p.name}});
     }
+    auto optional = [](const std::optional<std::int64_t>& v) { return v ? json(*v) : json(); };
+    for (const auto& id : r.processIdentities()) {
+      add(trace::table::kProcessIdentity, {{"globalPid", id.globalPid},
+                                           {"host", id.host},
+                                           {"launcher", id.launcher},
+                                           {"rank", optional(id.rank)},
+                                           {"localRank", optional(id.localRank)},
+                                           {"worldSize", optional(id.worldSize)},
+                                           {"localWorldSize", optional(id.localWorldSize)},
+                                           {"nodeRank", optional(id.nodeRank)},
+                                           {"backend", id.backend},
+                                           {"variables", id.variables}});
+    }
     readThreads();
     for (const auto& [key, value] : r.meta()) {
       if (key == trace::meta::kSchemaVersion || key == trace::meta::kRlscopeVersion ||

@@ -96,6 +96,16 @@ inline void writeRichTrace(const std::filesystem::path& path, const RichTraceOpt
                 .end = 10'000'000,
                 .exitStatus = 0});
   w.addProcess({.globalPid = kGlobalPidB, .pid = kPidB, .name = "trainer 日本語"});
+  // A is rank 1 of 2 (torchrun); B has no identity row: the trace's host, no rank.
+  w.addProcessIdentity({.globalPid = kGlobalPidA,
+                        .host = "gpu-box",
+                        .launcher = "torchrun",
+                        .rank = 1,
+                        .localRank = 1,
+                        .worldSize = 2,
+                        .localWorldSize = 2,
+                        .nodeRank = 0,
+                        .variables = R"({"RANK":"1","WORLD_SIZE":"2"})"});
   w.addThread({kA1, kGlobalPidA, kTidA1, "MainThread"});
   w.addThread({kA2, kGlobalPidA, kTidA2, "worker ✓"});
   w.addThread({kB1, kGlobalPidB, kTidB1, "main"});

@@ -159,6 +159,34 @@ TEST(TimelineData, TracksOfProcessesThreadsAndStreams) {
   data.forEachTrack([](const Track& t) { EXPECT_FALSE(t.row.empty()) << t.label; });
 }
 
+TEST(TimelineData, RanksComeFirstInRankOrderAndSayTheirHost) {
+  testing::TempDir dir;
+  auto path = dir / "ranks.sqlite";
+  {
+    trace::TraceWriter w(path);
+    // pid 10 launched rank 1 (pid 20, on node-a) and rank 0 (pid 30, on node-b).
+    for (std::int64_t pid : {10, 20, 30}) {
+      addProcess(w, pid);
+      addCpu(w, 0, 10, Category::kPython, trace::globalTidOf(pid, pid));
+    }
+    w.addProcessIdentity({.globalPid = trace::globalPidOf(10), .host = "node-a"});
+    w.addProcessIdentity(
+        {.globalPid = trace::globalPidOf(20), .host = "node-a", .rank = 1, .worldSize = 2});
+    w.addProcessIdentity(
+        {.globalPid = trace::globalPidOf(30), .host = "node-b", .rank = 0, .worldSize = 2});
+    w.commit();
+  }
+  trace::TraceReader reader(path);
+  TimelineData data = loadTimeline(reader);
+  std::vector<std::string> processLabels;
+  for (const auto& p : data.processes) processLabels.push_back(p.label);
+  EXPECT_EQ(processLabels,
+            (Strings{"rank 0 of 2 on node-b \u00b7 python (pid 30)",
+                     "rank 1 of 2 on node-a \u00b7 python (pid 20)", "python (pid 10)"}));
+  EXPECT_EQ(data.processes[0].rank, 0);
+  EXPECT_FALSE(data.processes[2].rank);
+}
+
 TEST(TimelineData, ATrackAnswersTheLodQuery) {
   testing::TempDir dir;
   trace::TraceReader reader(writeStep(dir));

@@ -111,6 +111,21 @@ TEST_P(RealKinetoTrace, ImportsWithMatchingCounts) {
               props[i]["maxThreadsPerMultiprocessor"].get<std::int64_t>());
   }
   EXPECT_EQ(stats.events, doc["traceEvents"].size());
+
+  // distributedInfo gives every CPU process the trace's rank; a lone rank names no launcher.
+  auto ids = r.processIdentities();
+  ASSERT_EQ(ids.size(), r.processes().size());
+  const json dist = doc.contains("distributedInfo") ? doc["distributedInfo"] : json::object();
+  for (const auto& id : ids) {
+    if (!dist.contains("rank")) {
+      EXPECT_FALSE(id.rank);
+      continue;
+    }
+    EXPECT_EQ(id.rank, dist["rank"].get<std::int64_t>());
+    EXPECT_EQ(id.worldSize.value_or(-1), dist.value("world_size", std::int64_t{-1}));
+    EXPECT_EQ(id.backend, dist.value("backend", ""));
+    EXPECT_EQ(id.launcher, dist.contains("world_size") ? "torch.distributed" : "");
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(SharedTraces, RealKinetoTrace,

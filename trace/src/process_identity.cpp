@@ -54,6 +54,7 @@ ProcessIdentityRecord identityFromEnvironment(std::span<const EnvironmentVariabl
 std::string rankLabel(const ProcessIdentityRecord& identity, bool withHost) {
   if (!identity.rank) return {};
   std::string label = "rank " + std::to_string(*identity.rank);
+  if (identity.worldSize) label += " of " + std::to_string(*identity.worldSize);
   if (withHost && !identity.host.empty()) label += " on " + identity.host;
   return label;
 }

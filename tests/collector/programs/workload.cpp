@@ -136,6 +136,48 @@ int child() {
   return 0;
 }
 
+// Two ranks as a launcher starts them: each child gets RANK, WORLD_SIZE, LOCAL_RANK and
+// TORCHELASTIC_RUN_ID (torchrun's), and a variable the trace must not carry.
+int ranks(const char* self) {
+  std::vector<pid_t> pids;
+  for (int rank = 0; rank < 2; ++rank) {
+    std::vector<std::string> vars = {"RANK=" + std::to_string(rank), "WORLD_SIZE=2",
+                                     "LOCAL_RANK=" + std::to_string(rank),
+                                     "TORCHELASTIC_RUN_ID=test-run", "API_TOKEN=secret"};
+    std::vector<char*> env;
+    for (char** e = environ; *e; ++e) env.push_back(*e);
+    for (auto& v : vars) env.push_back(v.data());
+    env.push_back(nullptr);
+    std::vector<char*> args = {const_cast<char*>(self), const_cast<char*>("rank-child"), nullptr};
+    pid_t pid = 0;
+    if (posix_spawn(&pid, self, nullptr, nullptr, args.data(), env.data()) != 0) return 1;
+    pids.push_back(pid);
+  }
+  int failures = 0;
+  for (pid_t pid : pids) {
+    int status = 0;
+    waitpid(pid, &status, 0);
+    failures += !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  }
+  return failures;
+}
+
+// One rank: a range, and a helper thread (like a collective backend's) that never records an
+// event and is still alive when the process exits.
+int rankChild() {
+  std::thread helper([] {
+    for (;;) pause();
+  });
+  // Named by its creator, so that the name is set before the process ends however late the
+  // helper first runs.
+  pthread_setname_np(helper.native_handle(), "idle-helper");
+  helper.detach();
+  nvtxRangePushA("step");
+  spin(1000);
+  nvtxRangePop();
+  return 0;
+}
+
 // A range, then the process becomes another program by exec: `exec` runs this program again in
 // mode "exit 3" (one process, two images), after an exec that fails (the process goes on).
 int execSelf(const char* self) {
@@ -236,6 +278,8 @@ int main(int argc, char** argv) {
   if (mode == "fork-underscore-exit") return forkNoExec(true);
   if (mode == "multiprocess") return multiProcess(argv[0]);
   if (mode == "child") return child();
+  if (mode == "ranks") return ranks(argv[0]);
+  if (mode == "rank-child") return rankChild();
   if (mode == "exec") return execSelf(argv[0]);
   if (mode == "clean-environment-child") return cleanEnvironmentChild(argv[0]);
   if (mode == "signal-actions") return signalActions();
@@ -247,7 +291,8 @@ int main(int argc, char** argv) {
   if (mode == "exit") return argc > 2 ? std::atoi(argv[2]) : 0;
   std::fprintf(stderr,
                "usage: rlscope_test_workload nvtx|threads [N]|fork|fork-underscore-exit|"
-               "multiprocess|child|exec|clean-environment-child|signal-actions|orphan|segv|sigkill|"
+               "multiprocess|child|ranks|rank-child|exec|clean-environment-child|signal-actions|"
+               "orphan|segv|sigkill|"
                "sigterm|sigterm-then-return|exit [STATUS]\n");
   return 2;
 }

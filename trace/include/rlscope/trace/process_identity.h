@@ -16,9 +16,9 @@ namespace rlscope::trace {
 
 struct ProcessIdentityRecord {
   std::int64_t globalPid = 0;
-  std::string host;      // empty when the producer could not tell
-  std::string launcher;  // torchrun | torch.distributed | mpi | slurm; empty: none seen
-  std::optional<std::int64_t> rank;            // the global rank
+  std::string host;                  // empty when the producer could not tell
+  std::string launcher;              // torchrun | torch.distributed | mpi | slurm; empty: none seen
+  std::optional<std::int64_t> rank;  // the global rank
   std::optional<std::int64_t> localRank;       // the rank among its host's processes
   std::optional<std::int64_t> worldSize;       // how many ranks the job has
   std::optional<std::int64_t> localWorldSize;  // how many of them run on its host
@@ -33,8 +33,8 @@ using EnvironmentVariable = std::pair<std::string, std::string>;
 // that set them; `variables` holds them all as JSON. The host is the caller's to fill.
 ProcessIdentityRecord identityFromEnvironment(std::span<const EnvironmentVariable> variables);
 
-// A process's label for people: "rank 1" when it has one (with its host where several hosts take
-// part), else empty.
+// A process's label for people: "rank 1 of 4" when it has a rank ("rank 1 of 4 on node7" with
+// withHost: where several hosts take part), else empty.
 std::string rankLabel(const ProcessIdentityRecord& identity, bool withHost);
 
 }  // namespace rlscope::trace
