@@ -37,6 +37,11 @@ TraceAnalysis analyzeTraceFile(const std::string& trace, const TraceAnalysisOpti
   a.document = analysis::toJson(a.breakdown);
   a.document["trace"] = trace;
   a.document["gpu"] = analysis::gpuMetricsToJson(a.gpu, options.topKernels);
+  if (options.byRank) {
+    progress("comparing the ranks");
+    a.ranks = analysis::analyzeRanks(reader, a.breakdown);
+    a.document.update(analysis::ranksToJson(*a.ranks));
+  }
   if (!options.predictTarget.empty()) {
     progress("predicting the run on " + options.predictTarget);
     predictor::GpuDatabase db = loadGpuDatabase(options.gpuDatabase);

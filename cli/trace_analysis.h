@@ -11,6 +11,7 @@
 
 #include "breakdown.h"
 #include "gpu_metrics.h"
+#include "rank_analysis.h"
 #include "what_if.h"
 
 namespace rlscope::cli {
@@ -24,12 +25,14 @@ struct TraceAnalysisOptions {
   std::string predictOrigin;     // the trace's GPU when its properties do not say
   std::string gpuDatabase;       // a user's GPU database file added to the built-in one
   double kernelWaitThresholdUs = analysis::kDefaultKernelWaitThreshold / 1000.0;
+  bool byRank = false;  // add the ranks side by side, with collectives and stragglers
 };
 
 struct TraceAnalysis {
   analysis::Breakdown breakdown;
   analysis::GpuMetrics gpu;
   std::optional<predictor::RunPrediction> prediction;  // with --target
+  std::optional<analysis::RankAnalysis> ranks;         // with --by rank
   nlohmann::json document;
 };
 

@@ -244,6 +244,20 @@ TEST(RealTraces, EachIsAnalysedAndReported) {
     }
     if (name == "a100_nccl.json.gz") {  // NCCL kernels are communication
       EXPECT_GT(gpu["classes"]["communication"].get<double>(), 0.0);
+      // One rank's trace: its rank, nothing to compare it with.
+      auto byRank = runCommand({"rlscope", "analyze", "--by", "rank", trace.string()});
+      ASSERT_EQ(byRank.exitCode, 0) << byRank.err;
+      EXPECT_NE(byRank.out.find("ranks (1)\n  note: one rank only: nothing to compare it with"),
+                std::string::npos)
+          << byRank.out;
+      EXPECT_NE(byRank.out.find("(rank 0 of 2)"), std::string::npos) << byRank.out;
+      auto wrongView =
+          runCommand({"rlscope", "analyze", "--by", "rank", "--view", "run", trace.string()});
+      EXPECT_NE(wrongView.exitCode, 0);
+      EXPECT_EQ(lines(wrongView.err).size(), 1u) << wrongView.err;
+      EXPECT_NE(wrongView.err.find("--by rank compares the ranks in the process view"),
+                std::string::npos)
+          << wrongView.err;
     }
     if (gpu["available"].get<bool>()) {
       EXPECT_LE(gpu["idle"]["busy_us"].get<double>(), gpu["idle"]["span_us"].get<double>());

@@ -12,7 +12,8 @@ DEFAULT_SIMULATOR_MODULES = ("mujoco", "pybullet", "Box2D", "ale_py")
 # What RL code blocks in: sleeps; lock, condition, event and queue waits (threading and queue
 # end in a lock acquire, multiprocessing's queues in a SemLock and a pipe); pipe reads
 # (multiprocessing.Connection.recv, so SubprocVecEnv workers and their learner); select/poll
-# (Connection.poll, subprocess.communicate, selectors); process waits; socket receives.
+# (Connection.poll, subprocess.communicate, selectors); process waits; socket receives; a
+# torch.distributed collective's completion (Work.wait: blocks until every rank took part).
 WAITING_FUNCTIONS = (
     "time.sleep",
     "select.select",
@@ -40,6 +41,7 @@ WAITING_FUNCTIONS = (
     "_socket.socket.accept",
     "_queue.SimpleQueue.get",
     "_multiprocessing.SemLock.acquire",
+    "torch._C._distributed_c10d.wait",
 )
 
 
