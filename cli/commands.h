@@ -15,6 +15,7 @@ Run addImportCommand(CLI::App& app);
 Run addExportCommand(CLI::App& app);
 Run addInfoCommand(CLI::App& app);
 Run addAnalyzeCommand(CLI::App& app);
+Run addMergeCommand(CLI::App& app);
 Run addReportCommand(CLI::App& app);
 Run addDevicesCommand(CLI::App& app);
 Run addOccupancyCommand(CLI::App& app);

@@ -18,8 +18,8 @@ int main(int argc, char** argv) {
       "rlscope: a cross-stack profiler for deep RL and CUDA/Python programs.\n"
       "Profiles programs (`rlscope prof`, the same as rlscope-prof), calibrates the profiler's\n"
       "overhead, and works with rlscope traces (SQLite files): import other profilers' traces,\n"
-      "export them, summarise, analyse and report on them, gate CI on regressions, and predict\n"
-      "them on other GPUs (predict, devices, occupancy).\n"
+      "export them, merge a job's hosts' traces, summarise, analyse and report on them, gate CI\n"
+      "on regressions, and predict them on other GPUs (predict, devices, occupancy).\n"
       "Run `rlscope SUBCOMMAND --help` for each subcommand.",
       "rlscope"};
   // `rlscope prof` is rlscope-prof: everything after `prof` is its own command line, which
@@ -42,6 +42,7 @@ int main(int argc, char** argv) {
   add(cli::addExportCommand);
   add(cli::addInfoCommand);
   add(cli::addAnalyzeCommand);
+  add(cli::addMergeCommand);
   add(cli::addReportCommand);
   add(cli::addPredictCommand);
   add(cli::addDevicesCommand);

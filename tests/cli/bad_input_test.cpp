@@ -127,6 +127,9 @@ TEST(BadInput, WrongSchemaVersion) {
   expectCleanFailure(dir, path, {"info", path.string()}, "schema version 99");
   expectCleanFailure(dir, path, {"export", path.string(), "-o", (dir / "x.json").string()},
                      "schema version 99");
+  expectCleanFailure(dir, path,
+                     {"merge", path.string(), path.string(), "-o", (dir / "job.sqlite").string()},
+                     "schema version 99");
 }
 
 // The bytes of a valid trace of 20 000 CPU intervals (several SQLite pages of each table).
@@ -162,6 +165,16 @@ TEST(BadInput, CorruptTrace) {
   for (std::size_t i = 4096; i < bytes.size(); i += 7) bytes[i] = static_cast<char>(0xA5);
   auto path = dir.write("corrupt.sqlite", bytes);
   expectCleanFailure(dir, path, {"info", path.string()}, "corrupt.sqlite");
+  expectCleanFailure(dir, path,
+                     {"merge", path.string(), path.string(), "-o", (dir / "job.sqlite").string()},
+                     "corrupt.sqlite");
+}
+
+TEST(BadInput, MergeNeverWritesOverAnInput) {
+  TempDir dir;
+  auto path = dir.write("valid.sqlite", validTraceBytes(dir));
+  expectCleanFailure(dir, path, {"merge", path.string(), "-o", path.string()},
+                     "is one of the traces to merge");
 }
 
 TEST(BadInput, MissingInput) {

@@ -1,0 +1,79 @@
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+
+#include "commands.h"
+#include "job_merge.h"
+
+namespace rlscope::cli {
+
+namespace {
+
+// "+1234.567890123 s" for an offset, exact to the nanosecond.
+std::string offsetText(trace::TimeNs ns) {
+  char text[64];
+  trace::TimeNs magnitude = ns < 0 ? -ns : ns;
+  std::snprintf(text, sizeof text, "%c%lld.%09lld s", ns < 0 ? '-' : '+',
+                static_cast<long long>(magnitude / 1'000'000'000),
+                static_cast<long long>(magnitude % 1'000'000'000));
+  return text;
+}
+
+}  // namespace
+
+Run addMergeCommand(CLI::App& app) {
+  auto* cmd = app.add_subcommand(
+      "merge",
+      "Join the traces of one job's hosts (each node's rlscope-prof) into one trace, every host's\n"
+      "events on the first trace's clock: traces of one host share its clock; another host's is\n"
+      "aligned by the job's collectives (the same collective completes at the same moment on\n"
+      "every rank), else by the wall-clock origins the traces recorded (as good as NTP).\n"
+      "Processes whose pid an earlier trace had get a free one; GPUs of each host keep ids of\n"
+      "their own. rlscope_meta.merged_traces says what was done (docs/user-guide.md).");
+  struct Options {
+    std::vector<std::string> traces;
+    std::string output;
+    std::string align = "collectives";
+  };
+  auto opts = std::make_shared<Options>();
+  cmd->add_option("TRACE", opts->traces, "the hosts' traces; the first one's clock is kept")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmd->add_option("-o,--output", opts->output, "the job's trace")->required();
+  cmd->add_option("--align", opts->align,
+                  "collectives (refine with the collectives, when the traces have some in "
+                  "common) or wall-clock (the recorded wall-clock origins only)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"collectives", "wall-clock"}));
+  return [opts]() {
+    auto started = std::chrono::steady_clock::now();
+    std::vector<std::filesystem::path> inputs(opts->traces.begin(), opts->traces.end());
+    auto report = analysis::mergeJob(inputs, opts->output,
+                                     {.alignByCollectives = opts->align == "collectives",
+                                      .progress = [](const std::string& line) { progress(line); }});
+    for (const auto& t : report.traces) {
+      std::cout << t.file.string() << " (" << (t.host.empty() ? "host unknown" : t.host) << "): ";
+      if (t.clock.method == "reference") {
+        std::cout << "the reference clock";
+      } else {
+        std::cout << offsetText(t.clock.offset) << " by " << t.clock.method;
+        if (t.clock.method == "collectives") {
+          char spread[96];
+          std::snprintf(spread, sizeof spread, " (%zu of them, ±%.1f µs)", t.clock.collectives,
+                        static_cast<double>(t.clock.uncertainty) / 1000.0);
+          std::cout << spread;
+        }
+      }
+      std::cout << ", " << t.rows << " rows";
+      if (t.pidsRemapped) std::cout << ", " << t.pidsRemapped << " pids renumbered";
+      std::cout << '\n';
+    }
+    double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    std::cout << "merged " << report.traces.size() << " traces (" << report.rows << " rows) into "
+              << opts->output << " in " << elapsedText(seconds) << '\n';
+    return 0;
+  };
+}
+
+}  // namespace rlscope::cli
