@@ -61,7 +61,16 @@ std::shared_ptr<ProfOptions> addProfOptions(CLI::App& cmd) {
   auto o = std::make_shared<ProfOptions>();
   cmd.add_option("-o,--output", o->output,
                  "trace to write (default: rlscope-COMMAND-YYYYmmdd-HHMMSS.sqlite in the current "
-                 "directory); replaced only when the new trace is complete");
+                 "directory); replaced only when the new trace is complete. With --job: the "
+                 "directory to write NAME.HOST.sqlite in (default: the current directory)");
+  cmd.add_option("--job", o->job,
+                 "profile one host's part of a distributed job NAME: the trace is "
+                 "NAME.HOST.sqlite in the -o directory, so that every node's rlscope-prof can "
+                 "write into one shared directory for `rlscope merge DIR/NAME.*.sqlite`")
+      ->check([](const std::string& name) {
+        bool ok = !name.empty() && name.find('/') == std::string::npos;
+        return ok ? std::string() : std::string("a job name is a non-empty file name");
+      });
   cmd.add_flag("--no-cuda-api", o->noCudaApi, "do not record CUDA runtime/driver API calls");
   cmd.add_flag("--no-gpu-activity", o->noGpuActivity,
                "do not record GPU kernels, memcpys, memsets and synchronization");
@@ -107,6 +116,13 @@ std::string defaultOutput(const std::string& command) {
   return "rlscope-" + fs::path(command).filename().string() + "-" + stamp + ".sqlite";
 }
 
+// --job NAME -o DIR: DIR/NAME.HOST.sqlite, one file per node in a shared directory.
+fs::path jobOutput(const std::string& dir, const std::string& job) {
+  char host[256] = {};
+  if (gethostname(host, sizeof host - 1) != 0 || host[0] == '\0') std::strcpy(host, "host");
+  return (dir.empty() ? fs::path(".") : fs::path(dir)) / (job + "." + host + ".sqlite");
+}
+
 std::string describeExit(const launch::ExitStatus& s) {
   if (s.signal) {
     const char* name = sigabbrev_np(s.signal);
@@ -138,6 +154,7 @@ int runProf(const ProfOptions& options, std::vector<std::string> command, ProfOu
   }
 
   fs::path output = options.output.empty() ? defaultOutput(command[0]) : options.output;
+  if (!options.job.empty()) output = jobOutput(options.output, options.job);
   fs::path outDir = output.parent_path().empty() ? fs::path(".") : output.parent_path();
   if (!fs::is_directory(outDir)) {
     std::cerr << "rlscope-prof: error: output directory " << outDir.string() << " does not exist\n";
@@ -192,6 +209,7 @@ int runProf(const ProfOptions& options, std::vector<std::string> command, ProfOu
 
   merge::MergeOptions mergeOptions;
   mergeOptions.features = config.features;
+  mergeOptions.job = o.job;
   mergeOptions.calibration = o.calibration;
   for (const auto& a : command)
     mergeOptions.commandLine += (mergeOptions.commandLine.empty() ? "" : " ") + a;

@@ -18,6 +18,7 @@ inline constexpr double kTightCalibrationPct = 1.0;
 
 struct ProfOptions {
   std::string output;
+  std::string job;  // --job NAME: output is a directory; the trace is NAME.HOST.sqlite in it
   bool noCudaApi = false;
   bool noGpuActivity = false;
   bool noNvtx = false;

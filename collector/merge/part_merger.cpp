@@ -245,6 +245,7 @@ class Merger {
     }
     w_.setMeta(trace::meta::kSourceFormat, "rlscope-prof");
     w_.setMeta(trace::meta::kCommandLine, options_.commandLine);
+    if (!options_.job.empty()) w_.setMeta(trace::meta::kJob, options_.job);
     if (!host_.empty()) w_.setMeta(trace::meta::kHost, host_);
     if (startMonotonic_) {
       w_.setMeta(trace::meta::kStartMonotonicNs, std::to_string(*startMonotonic_));
@@ -281,8 +282,8 @@ class Merger {
     std::uint32_t parentPid = 0;  // of its first image: the parent, or the pid it forked from
     std::int64_t start = 0, lastTime = 0;
     int images = 0;
-    std::string exe, commandLine;         // of its last image
-    std::optional<part::ProcessEnd> end;  // of its last image
+    std::string exe, commandLine;                          // of its last image
+    std::optional<part::ProcessEnd> end;                   // of its last image
     std::optional<trace::ProcessIdentityRecord> identity;  // of its last image that said
     std::map<std::uint32_t, ThreadInfo> threads;
   };

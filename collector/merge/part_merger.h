@@ -16,6 +16,7 @@ namespace rlscope::merge {
 
 struct MergeOptions {
   std::string commandLine;     // the profiled command, for the trace's metadata
+  std::string job;             // rlscope-prof --job, for the trace's metadata; empty: none
   std::uint32_t features = 0;  // part::FeatureBits rlscope-prof ran with
   // Why GPU activity cannot be recorded at all on this machine (found before the run), or empty.
   std::string gpuUnavailableReason;

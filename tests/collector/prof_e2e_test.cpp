@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 
@@ -263,6 +264,36 @@ TEST(Prof, RanksComeFromTheLauncherVariablesAndNothingElseIsKept) {
   }
   std::sort(ranks.begin(), ranks.end());
   EXPECT_EQ(ranks, (std::vector<std::string>{"torchrun 0/2", "torchrun 1/2"}));
+}
+
+TEST(Prof, EachNodeOfAJobWritesItsOwnTraceAndMergeJoinsThem) {
+  TempDir tmp;
+  char host[256] = {};
+  ASSERT_EQ(gethostname(host, sizeof host - 1), 0);
+  std::vector<std::filesystem::path> traces;
+  for (int run = 0; run < 2; ++run) {
+    auto dir = tmp / ("run" + std::to_string(run));
+    std::filesystem::create_directories(dir);
+    auto r = runCommand(
+        {"rlscope-prof", "-q", "--job", "ppo", "-o", dir.string(), "--", workload(), "ranks"});
+    ASSERT_EQ(r.exitCode, 0) << r.err;
+    traces.push_back(dir / (std::string("ppo.") + host + ".sqlite"));
+    ASSERT_TRUE(std::filesystem::exists(traces.back())) << traces.back();
+    EXPECT_EQ(Trace(traces.back()).text("SELECT value FROM rlscope_meta WHERE key = 'job'"), "ppo");
+  }
+  // Two traces of one host: one clock, no alignment to make.
+  auto job = tmp / "job.sqlite";
+  auto m =
+      runCommand({"rlscope", "merge", traces[0].string(), traces[1].string(), "-o", job.string()});
+  ASSERT_EQ(m.exitCode, 0) << m.err;
+  EXPECT_NE(m.out.find("+0.000000000 s by same host"), std::string::npos) << m.out;
+  Trace t(job);
+  EXPECT_EQ(t.count("SELECT COUNT(*) FROM rlscope_processes"), 6);
+  EXPECT_EQ(t.count("SELECT COUNT(*) FROM rlscope_process_identity WHERE rank IS NOT NULL"), 4);
+  EXPECT_EQ(t.text("SELECT value FROM rlscope_meta WHERE key = 'host'"), host);
+  EXPECT_EQ(t.text("SELECT json_extract(value, '$[1].method') FROM rlscope_meta "
+                   "WHERE key = 'merged_traces'"),
+            "same host");
 }
 
 TEST(Prof, ExecContinuesTheProcessAndAFailedExecGoesOn) {

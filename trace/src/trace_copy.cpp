@@ -17,23 +17,15 @@ class Copier {
     const EventFilter all{.storageOrder = true};
     copyProcessesAndThreads();
     from_.forEachCpuInterval(all, [&](CpuIntervalRecord r) {
-      r.start = time(r.start);
-      r.end = time(r.end);
-      r.globalTid = tid(r.globalTid);
-      r.nameId = string(r.nameId);
+      moveOnThread(r);
       to_.addCpuInterval(r);
-      ++stats_.rows;
     });
     from_.forEachOperation(all, [&](OperationRecord r) {
+      moveOnThread(r);
       r.id = operation(r.id);
       r.parentId = r.parentId ? operation(r.parentId) : 0;
-      r.start = time(r.start);
-      r.end = time(r.end);
-      r.globalTid = tid(r.globalTid);
-      r.nameId = string(r.nameId);
       stats_.maxOperationId = std::max(stats_.maxOperationId, r.id);
       to_.addOperation(r);
-      ++stats_.rows;
     });
     from_.forEachPhase(all, [&](PhaseRecord r) {
       r.start = time(r.start);
@@ -60,12 +52,8 @@ class Copier {
     copyGpuRecords(all);
     for (auto kind : {ApiKind::kRuntime, ApiKind::kDriver}) {
       from_.forEachApiCall(kind, all, [&](ApiCallRecord r) {
-        r.start = time(r.start);
-        r.end = time(r.end);
-        r.globalTid = tid(r.globalTid);
-        r.nameId = string(r.nameId);
+        moveOnThread(r);
         to_.addApiCall(kind, r);
-        ++stats_.rows;
       });
     }
     from_.forEachNvtx(all, [&](NvtxRecord r) {
@@ -88,6 +76,15 @@ class Copier {
 
  private:
   TimeNs time(TimeNs t) const { return t + m_.timeOffset; }
+  // A CPU-side record with a span on one thread: moved in time and onto its thread's new id.
+  template <class Record>
+  void moveOnThread(Record& r) {
+    r.start = time(r.start);
+    r.end = time(r.end);
+    r.globalTid = tid(r.globalTid);
+    r.nameId = string(r.nameId);
+    ++stats_.rows;
+  }
 
   std::int64_t packedPid(std::int64_t packed) const {
     auto it = m_.pids.find(packed);

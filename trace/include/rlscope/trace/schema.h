@@ -54,6 +54,7 @@ inline constexpr std::string_view kSourceFormat = "source_format";  // rlscope-p
 inline constexpr std::string_view kSourceFile = "source_file";
 inline constexpr std::string_view kCommandLine = "command_line";
 inline constexpr std::string_view kHost = "host";
+inline constexpr std::string_view kJob = "job";  // rlscope-prof --job: the job this host's part of
 inline constexpr std::string_view kStartWallNs = "start_wall_ns";  // Unix epoch ns at trace t0
 inline constexpr std::string_view kStartMonotonicNs = "start_monotonic_ns";
 inline constexpr std::string_view kFeatures = "features";         // JSON object: feature -> bool
