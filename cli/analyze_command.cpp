@@ -1,6 +1,5 @@
 #include <fstream>
 #include <iostream>
-#include <stdexcept>
 
 #include "breakdown_output.h"
 #include "commands.h"
@@ -27,7 +26,6 @@ Run addAnalyzeCommand(CLI::App& app) {
     std::string trace;
     std::string format = "table";
     std::string output;
-    std::string by = "operation";
     TraceAnalysisOptions analysis;
   };
   auto opts = std::make_shared<Options>();
@@ -39,17 +37,7 @@ Run addAnalyzeCommand(CLI::App& app) {
       ->check(CLI::IsMember({"table", "json", "csv", "html"}));
   cmd->add_option("-o,--output", opts->output, "write here instead of standard output");
   addTraceAnalysisOptions(*cmd, opts->analysis);
-  cmd->add_option("--by", opts->by,
-                  "rank: first the ranks of a distributed job side by side (time, collectives, "
-                  "waiting for the last rank) and the stragglers (who entered each collective "
-                  "last, what it did meanwhile), then each process's operations")
-      ->capture_default_str()
-      ->check(CLI::IsMember({"operation", "rank"}));
   return [opts]() {
-    opts->analysis.byRank = opts->by == "rank";
-    if (opts->analysis.byRank && opts->analysis.view != "process")
-      throw std::runtime_error(
-          "--by rank compares the ranks in the process view: leave out --view");
     TraceAnalysis a = analyzeTraceFile(opts->trace, opts->analysis);
     auto write = [&](std::ostream& out) {
       if (opts->format == "json") {

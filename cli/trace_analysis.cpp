@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <optional>
+#include <stdexcept>
 
 #include "breakdown_output.h"
 #include "commands.h"
@@ -12,6 +13,8 @@
 namespace rlscope::cli {
 
 TraceAnalysis analyzeTraceFile(const std::string& trace, const TraceAnalysisOptions& options) {
+  if (options.by == "rank" && options.view != "process")
+    throw std::runtime_error("--by rank compares the ranks in the process view: leave out --view");
   trace::TraceReader reader(trace);
   analysis::AnalyzeOptions analyze;
   analyze.view = options.view == "thread" ? analysis::View::kThread
@@ -37,7 +40,7 @@ TraceAnalysis analyzeTraceFile(const std::string& trace, const TraceAnalysisOpti
   a.document = analysis::toJson(a.breakdown);
   a.document["trace"] = trace;
   a.document["gpu"] = analysis::gpuMetricsToJson(a.gpu, options.topKernels);
-  if (options.byRank) {
+  if (options.by == "rank") {
     progress("comparing the ranks");
     a.ranks = analysis::analyzeRanks(reader, a.breakdown);
     a.document.update(analysis::ranksToJson(*a.ranks));
@@ -77,6 +80,12 @@ void addTraceAnalysisOptions(CLI::App& cmd, TraceAnalysisOptions& options) {
                  "`rlscope predict`, docs/predictor.md)");
   cmd.add_option("--origin", options.predictOrigin,
                  "with --target: the GPU the trace ran on, when its properties do not say");
+  cmd.add_option("--by", options.by,
+                 "rank: also the ranks of a distributed job side by side (time, collectives, "
+                 "waiting for the last rank) and the stragglers (who entered each collective "
+                 "last, what it did meanwhile)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"operation", "rank"}));
   addGpuDatabaseOption(cmd, options.gpuDatabase);
 }
 

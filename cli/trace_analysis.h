@@ -25,7 +25,7 @@ struct TraceAnalysisOptions {
   std::string predictOrigin;     // the trace's GPU when its properties do not say
   std::string gpuDatabase;       // a user's GPU database file added to the built-in one
   double kernelWaitThresholdUs = analysis::kDefaultKernelWaitThreshold / 1000.0;
-  bool byRank = false;  // add the ranks side by side, with collectives and stragglers
+  std::string by = "operation";  // rank: add the ranks side by side, collectives, stragglers
 };
 
 struct TraceAnalysis {

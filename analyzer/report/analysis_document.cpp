@@ -223,6 +223,51 @@ PredictionSection parsePrediction(const json& p) {
 
 }  // namespace
 
+// "ranks", "stragglers" and "collectives" of `--by rank`; rows of the wrong shape are left out.
+RanksSection parseRanks(const json& ranks, const json& document) {
+  RanksSection out;
+  std::map<std::int64_t, std::size_t> byRank;
+  for (const auto& r : ranks) {
+    auto rank = optNumber(r, "rank");
+    if (!rank) continue;
+    RankRow row{.rank = static_cast<std::int64_t>(*rank), .host = optString(r, "host")};
+    row.timeUs = optNumber(r, "time_us").value_or(0);
+    if (const json* c = optObject(r, "collectives")) {
+      row.collectives = optNumber(*c, "count").value_or(0);
+      row.collectivesUs = optNumber(*c, "time_us").value_or(0);
+      row.waitingForOthersUs = optNumber(*c, "waiting_us").value_or(0);
+      row.transferringUs = optNumber(*c, "transferring_us").value_or(0);
+    }
+    byRank[row.rank] = out.ranks.size();
+    out.ranks.push_back(std::move(row));
+  }
+  if (auto s = document.find("stragglers"); s != document.end() && s->is_array()) {
+    for (const auto& straggler : *s) {
+      auto rank = optNumber(straggler, "rank");
+      auto it = rank ? byRank.find(static_cast<std::int64_t>(*rank)) : byRank.end();
+      if (it == byRank.end()) continue;
+      RankRow& row = out.ranks[it->second];
+      row.collectivesLast = optNumber(straggler, "collectives_last").value_or(0);
+      row.othersWaitedUs = optNumber(straggler, "others_waited_us").value_or(0);
+      if (auto d = straggler.find("doing"); d != straggler.end() && d->is_array()) {
+        for (const auto& activity : *d) {
+          row.doing.push_back({optString(activity, "operation"), optString(activity, "category"),
+                               optNumber(activity, "time_us").value_or(0)});
+        }
+      }
+    }
+  }
+  if (const json* c = optObject(document, "collectives")) {
+    out.matched = optNumber(*c, "matched").value_or(0);
+    out.source = optString(*c, "source");
+    if (auto n = c->find("notes"); n != c->end() && n->is_array()) {
+      for (const auto& note : *n)
+        if (note.is_string()) out.notes.push_back(note.get<std::string>());
+    }
+  }
+  return out;
+}
+
 Analysis parseAnalysis(const json& document) {
   if (!document.is_object())
     fail("not a JSON object (expected " + std::string(kAnalysisSchema) + ")");
@@ -246,6 +291,8 @@ Analysis parseAnalysis(const json& document) {
     a.correction = parseCorrection(*correction);
   if (const json* prediction = optObject(document, "prediction"))
     a.prediction = parsePrediction(*prediction);
+  if (auto r = document.find("ranks"); r != document.end() && r->is_array())
+    a.ranks = parseRanks(*r, document);
   return a;
 }
 

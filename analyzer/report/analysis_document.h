@@ -105,6 +105,28 @@ struct PredictionSection {
   std::vector<std::string> notes;
 };
 
+// `analyze --by rank` (docs/analysis.md, "Ranks side by side").
+struct StragglerActivity {
+  std::string operation, category;
+  double timeUs = 0;
+};
+
+struct RankRow {
+  std::int64_t rank = 0;
+  std::string host;  // empty when absent
+  double timeUs = 0;
+  double collectivesUs = 0, waitingForOthersUs = 0, transferringUs = 0;
+  double collectives = 0, collectivesLast = 0, othersWaitedUs = 0;
+  std::vector<StragglerActivity> doing;  // as in the document (longest first)
+};
+
+struct RanksSection {
+  std::vector<RankRow> ranks;  // as in the document (by rank)
+  double matched = 0;
+  std::string source;  // empty when none was found
+  std::vector<std::string> notes;
+};
+
 struct Analysis {
   std::string trace;  // empty when absent
   bool corrected = false;
@@ -113,6 +135,7 @@ struct Analysis {
   std::optional<GpuSection> gpu;
   std::optional<Correction> correction;
   std::optional<PredictionSection> prediction;  // only with `--target`
+  std::optional<RanksSection> ranks;            // only with `--by rank`
 };
 
 // Throws std::runtime_error (one line) for a document that is not rlscope.analysis/1 or lacks a

@@ -391,6 +391,35 @@ std::string correctionSection(const Analysis& a) {
   return section("correction", "Overhead correction", body.str());
 }
 
+// `--by rank`: a bar per rank (its time outside collectives, waiting in them for the last rank,
+// transferring), the ranks' table, and what each straggler did while the others waited.
+std::string ranksSection(const Analysis& a) {
+  if (!a.ranks) return {};
+  const RanksSection& r = *a.ranks;
+  std::ostringstream body;
+  for (const auto& note : r.notes) body << "<p class=\"note\">" << esc(note) << "</p>";
+  if (r.ranks.empty()) return section("ranks", "Ranks", body.str());
+  if (r.matched > 0) {
+    body << "<p>" << static_cast<long long>(r.matched) << " collectives matched across "
+         << r.ranks.size() << " ranks, from " << esc(r.source) << ".</p>";
+  }
+  HtmlTable t;
+  t.headers = rankHeaders();
+  t.classes = {"num", "name", "num", "num", "num", "num", "num", "num", "num", "name"};
+  for (const auto& row : r.ranks) {
+    body << "<h3>" << esc(rankTitle(row)) << " · " << esc(formatDuration(row.timeUs)) << "</h3>"
+         << renderProportionBar(
+                {{"outside collectives", std::max(0.0, row.timeUs - row.collectivesUs), "#4e79a7"},
+                 {"waiting for the last rank", row.waitingForOthersUs, "#e15759"},
+                 {"transfer", row.transferringUs, "#59a14f"}});
+    std::vector<std::string> cells;
+    for (const auto& c : rankCells(row)) cells.push_back(esc(c));
+    t.rows.push_back(std::move(cells));
+  }
+  body << t.render() << "<p class=\"note\">" << esc(kRanksNote) << "</p>";
+  return section("ranks", "Ranks", body.str());
+}
+
 }  // namespace
 
 std::string renderHtml(const nlohmann::json& document) {
@@ -401,9 +430,10 @@ std::string renderHtml(const nlohmann::json& document) {
       << "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
       << "<title>rlscope report" << (a.trace.empty() ? "" : " · " + esc(a.trace))
       << "</title><style>" << kStyle << "</style></head><body>" << palette.patternDefs() << "<main>"
-      << header(a) << predictionSection(a) << operationsSection(a, palette) << kernelsSection(a)
-      << idleSection(a) << launchSection(a) << transitionsSection(a) << correctionSection(a)
-      << "<footer>rlscope · " << kAnalysisSchema << "</footer></main></body></html>\n";
+      << header(a) << predictionSection(a) << ranksSection(a) << operationsSection(a, palette)
+      << kernelsSection(a) << idleSection(a) << launchSection(a) << transitionsSection(a)
+      << correctionSection(a) << "<footer>rlscope · " << kAnalysisSchema
+      << "</footer></main></body></html>\n";
   return out.str();
 }
 

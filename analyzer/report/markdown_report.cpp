@@ -291,12 +291,36 @@ std::string correctionSection(const Analysis& a) {
   return out + md(kBiasNote) + "\n\n";
 }
 
+std::string ranksSection(const Analysis& a) {
+  if (!a.ranks) return {};
+  std::ostringstream out;
+  out << "### Ranks\n\n";
+  for (const auto& note : a.ranks->notes) out << md(note) << "\n\n";
+  if (a.ranks->matched > 0) {
+    out << static_cast<long long>(a.ranks->matched) << " collectives matched across "
+        << a.ranks->ranks.size() << " ranks, from " << md(a.ranks->source) << ".\n\n";
+  }
+  if (a.ranks->ranks.empty()) return out.str();
+  std::vector<Row> rows;
+  for (const auto& r : a.ranks->ranks) {
+    Row row;
+    for (const auto& c : rankCells(r)) row.push_back(md(c));
+    rows.push_back(std::move(row));
+  }
+  Row headers;
+  for (const auto& h : rankHeaders()) headers.push_back(md(h));
+  out << table(headers, {true, false, true, true, true, true, true, true, true, false}, rows)
+      << md(kRanksNote) << "\n\n";
+  return out.str();
+}
+
 }  // namespace
 
 std::string renderMarkdown(const nlohmann::json& document) {
   Analysis a = parseAnalysis(document);
-  return header(a) + predictionSection(a) + operationsSection(a) + kernelsSection(a) +
-         idleSection(a) + launchSection(a) + transitionsSection(a) + correctionSection(a);
+  return header(a) + predictionSection(a) + ranksSection(a) + operationsSection(a) +
+         kernelsSection(a) + idleSection(a) + launchSection(a) + transitionsSection(a) +
+         correctionSection(a);
 }
 
 }  // namespace rlscope::report

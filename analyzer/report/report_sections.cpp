@@ -287,4 +287,35 @@ std::string overheadSourceName(const std::string& key) {
   return it == names.end() ? key : it->second;
 }
 
+std::vector<std::string> rankHeaders() {
+  return {"Rank",
+          "Host",
+          "Time",
+          "Collectives",
+          "In them",
+          "Waiting for the last rank",
+          "Transfer",
+          "Entered last",
+          "Others waited for it",
+          "Meanwhile it ran"};
+}
+
+std::vector<std::string> rankCells(const RankRow& r) {
+  std::string doing;
+  if (!r.doing.empty()) {
+    const auto& top = r.doing.front();
+    doing = top.operation + " / " + top.category + " " + formatDuration(top.timeUs);
+  }
+  return {
+      std::to_string(r.rank),           r.host,
+      formatDuration(r.timeUs),         std::to_string(static_cast<long long>(r.collectives)),
+      formatDuration(r.collectivesUs),  formatDuration(r.waitingForOthersUs),
+      formatDuration(r.transferringUs), std::to_string(static_cast<long long>(r.collectivesLast)),
+      formatDuration(r.othersWaitedUs), doing};
+}
+
+std::string rankTitle(const RankRow& r) {
+  return "rank " + std::to_string(r.rank) + (r.host.empty() ? std::string() : " on " + r.host);
+}
+
 }  // namespace rlscope::report

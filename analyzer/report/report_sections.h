@@ -99,4 +99,14 @@ std::string operationTitle(const Analysis& analysis, const Operation& op);
 // "cupti" -> "CUPTI"; unknown keys as they are.
 std::string overheadSourceName(const std::string& key);
 
+inline constexpr const char* kRanksNote =
+    "Per collective, the rank that entered it last held the others back: their time in it until "
+    "then is waiting, the rest is transfer. \"Meanwhile it ran\": the straggler's innermost "
+    "operation and CPU category while the others waited, its longest.";
+// The ranks' table of `--by rank`: its headers, and a rank's cells as text.
+std::vector<std::string> rankHeaders();
+std::vector<std::string> rankCells(const RankRow& rank);
+// "rank 1 on node3"
+std::string rankTitle(const RankRow& rank);
+
 }  // namespace rlscope::report

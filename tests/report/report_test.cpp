@@ -382,6 +382,42 @@ TEST(HtmlReport, OptionalKeysOfTheWrongTypeAreIgnored) {
   EXPECT_NO_THROW(renderMarkdown(doc));
 }
 
+// The members `rlscope analyze --by rank` adds: rank 1 held rank 0 back.
+json withRanks(json doc) {
+  doc["ranks"] = json::parse(R"([
+      {"rank": 0, "host": "node<0>", "time_us": 1000, "collectives": {"count": 4, "time_us": 400,
+       "waiting_us": 300, "transferring_us": 100}},
+      {"rank": 1, "host": "node1", "time_us": 1000, "collectives": {"count": 4, "time_us": 100,
+       "waiting_us": 0, "transferring_us": 100}}])");
+  doc["stragglers"] = json::parse(R"([
+      {"rank": 0, "host": "node<0>", "collectives_last": 0, "others_waited_us": 0, "doing": []},
+      {"rank": 1, "host": "node1", "collectives_last": 4, "others_waited_us": 300,
+       "doing": [{"operation": "simulate", "category": "Python", "time_us": 290}]}])");
+  doc["collectives"] = {{"matched", 4}, {"source", "c10d calls"}, {"notes", json::array()}};
+  return doc;
+}
+
+TEST(HtmlReport, RanksSideBySideWithTheirStraggler) {
+  EXPECT_EQ(renderHtml(minimalDocument()).find("<section id=\"ranks\">"), std::string::npos);
+  std::string html = renderHtml(withRanks(minimalDocument()));
+  EXPECT_EQ(tagBalanceError(html), "");
+  std::size_t at = html.find("<section id=\"ranks\">");
+  ASSERT_NE(at, std::string::npos);
+  std::string section = html.substr(at, html.find("</section>", at) - at);
+  EXPECT_NE(section.find("4 collectives matched across 2 ranks, from c10d calls."),
+            std::string::npos);
+  EXPECT_NE(section.find("rank 0 on node&lt;0&gt;"), std::string::npos) << section;
+  EXPECT_NE(section.find("simulate / Python 290.0 µs"), std::string::npos) << section;
+  EXPECT_EQ(count(section, "<h3>"), 2u);  // a bar per rank
+  // Ranks of the wrong shape lose their values, not the report.
+  json bad = withRanks(minimalDocument());
+  bad["ranks"][0]["collectives"] = "many";
+  bad["stragglers"][1]["doing"] = 3;
+  bad["collectives"]["notes"] = json::array({1, "kept"});
+  EXPECT_NO_THROW(renderHtml(bad));
+  EXPECT_NE(renderMarkdown(bad).find("kept"), std::string::npos);
+}
+
 // --- Markdown -----------------------------------------------------------------------------------
 
 TEST(MarkdownReport, OperationTableHasOneRowPerOperation) {
@@ -426,6 +462,15 @@ TEST(MarkdownReport, ABiasTooNoisyToTellSaysSo) {
   EXPECT_NE(markdown.find("(bias +61.9% ± 40.0% (too noisy to tell))"), std::string::npos)
       << markdown;
   EXPECT_NE(renderHtml(doc).find("too noisy to tell"), std::string::npos);
+}
+
+TEST(MarkdownReport, RanksTable) {
+  std::string md = renderMarkdown(withRanks(minimalDocument()));
+  EXPECT_NE(md.find("### Ranks"), std::string::npos);
+  EXPECT_NE(md.find("| 1 | node1 | 1.00 ms | 4 | 100.0 µs | 0 | 100.0 µs | 4 | 300.0 µs | "
+                    "simulate / Python 290.0 µs |"),
+            std::string::npos)
+      << md;
 }
 
 TEST(MarkdownReport, EscapesPipesAndMarkup) {
