@@ -35,7 +35,7 @@ std::string formatBytes(std::int64_t bytes) {
 // "rank 1 of 4 on node7 (local 1, torchrun)"; the host only where several take part.
 std::string rankText(const trace::ProcessIdentityRecord& id, bool withHost) {
   std::string text = trace::rankLabel(id, withHost);
-  if (text.empty()) return text;
+  if (text.empty()) return id.launcher == "ray" ? "ray worker" : text;
   std::vector<std::string> details;
   if (id.localRank) details.push_back("local " + std::to_string(*id.localRank));
   if (!id.launcher.empty()) details.push_back(id.launcher);

@@ -71,6 +71,20 @@ TEST(IdentityFromEnvironment, OpenMpiAndSlurmAlone) {
   EXPECT_EQ(slurm.nodeRank, 3);
 }
 
+TEST(IdentityFromEnvironment, RayWorkersAreRaysUnlessTheyHaveARank) {
+  auto worker = identityFromEnvironment(Env{{"RAY_JOB_ID", "01000000"}, {"RAY_RAYLET_PID", "77"}});
+  EXPECT_EQ(worker.launcher, "ray");
+  EXPECT_FALSE(worker.rank);
+  EXPECT_EQ(nlohmann::json::parse(worker.variables)["RAY_RAYLET_PID"], "77");
+  // A worker the raylet started before any job (Ray's prestarted workers) is one too.
+  EXPECT_EQ(identityFromEnvironment(Env{{"RAY_RAYLET_PID", "77"}}).launcher, "ray");
+  // Ray Train's workers run torch.distributed: their ranks are the ones the collectives use.
+  auto train =
+      identityFromEnvironment(Env{{"RAY_JOB_ID", "01000000"}, {"RANK", "1"}, {"WORLD_SIZE", "2"}});
+  EXPECT_EQ(train.launcher, "torch.distributed");
+  EXPECT_EQ(train.rank, 1);
+}
+
 TEST(IdentityFromEnvironment, NumbersAreStrict) {
   // A rank that is not a plain non-negative integer names nothing; the next launcher may.
   for (const char* bad : {"", "-1", "1.5", " 1", "1 ", "0x1", "abc", "99999999999999999999"}) {

@@ -42,6 +42,9 @@ ProcessIdentityRecord identityFromEnvironment(std::span<const EnvironmentVariabl
     id.launcher = elastic ? "torchrun" : s.launcher;
     break;
   }
+  // A Ray worker (a task's or an actor's process, started by a raylet) without a rank of its own.
+  if (id.launcher.empty() && (find(variables, kRayJobId) || find(variables, kRayRayletPid)))
+    id.launcher = "ray";
   if (!variables.empty()) {
     nlohmann::json j = nlohmann::json::object();
     for (const auto& [k, v] : variables) j[k] = v;

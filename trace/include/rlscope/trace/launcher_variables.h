@@ -35,12 +35,17 @@ inline constexpr std::array<LauncherScheme, 6> kLauncherSchemes = {{
 // Set by torchrun (torch.distributed elastic): tells it from a hand-set RANK and WORLD_SIZE.
 inline constexpr std::string_view kTorchElasticRunId = "TORCHELASTIC_RUN_ID";
 
+// Set by Ray in the environment of its worker processes (tasks and actors): the job, and the
+// raylet (the node's Ray daemon) that started the worker.
+inline constexpr std::string_view kRayJobId = "RAY_JOB_ID";
+inline constexpr std::string_view kRayRayletPid = "RAY_RAYLET_PID";
+
 // Recorded as well, for the user's queries: what else the launchers say about the job.
-inline constexpr std::array<std::string_view, 14> kLauncherJobVariables = {
-    "GROUP_WORLD_SIZE", "ROLE_RANK",      "ROLE_WORLD_SIZE", "ROLE_NAME",
-    "MASTER_ADDR",      "MASTER_PORT",    kTorchElasticRunId, "TORCHELASTIC_RESTART_COUNT",
-    "SLURM_JOB_ID",     "SLURM_STEP_ID",  "SLURM_NNODES",    "SLURM_JOB_NODELIST",
-    "PMIX_NAMESPACE",   "PMI_JOBID",
+inline constexpr std::array<std::string_view, 16> kLauncherJobVariables = {
+    "GROUP_WORLD_SIZE", "ROLE_RANK",     "ROLE_WORLD_SIZE",  "ROLE_NAME",
+    "MASTER_ADDR",      "MASTER_PORT",   kTorchElasticRunId, "TORCHELASTIC_RESTART_COUNT",
+    "SLURM_JOB_ID",     "SLURM_STEP_ID", "SLURM_NNODES",     "SLURM_JOB_NODELIST",
+    "PMIX_NAMESPACE",   "PMI_JOBID",     kRayJobId,          kRayRayletPid,
 };
 
 constexpr bool isLauncherVariable(std::string_view name) {

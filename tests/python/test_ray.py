@@ -1,0 +1,61 @@
+"""Ray under rlscope-prof: `ray.init()` in the profiled program starts Ray's daemons and workers,
+and every one of them is a process of the trace; the actors' numpy work is Backend time in the
+processes the raylet started (launcher `ray`)."""
+
+import json
+import subprocess
+
+import pytest
+
+pytest.importorskip("ray", reason="ray is not in this environment (pip install ray)")
+
+
+def test_ray_actors_are_processes_of_the_trace(build, run_traced, tmp_path):
+    r = run_traced(
+        """
+        import numpy as np
+        import ray
+        import rlscope
+
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+
+        @ray.remote
+        class Learner:
+            def work(self, n):
+                a = np.random.rand(200, 200)
+                for _ in range(n):
+                    a = a @ a
+                    a /= np.linalg.norm(a)
+                return float(a.sum())
+
+        learners = [Learner.options(name=f"learner{i}").remote() for i in range(2)]
+        with rlscope.operation("rollouts"):
+            for _ in range(3):
+                ray.get([learner.work.remote(40) for learner in learners])
+        ray.shutdown()
+        """,
+        timeout=240,
+    )
+    t = r.trace
+    names = {row[0] for row in t.query("SELECT name FROM rlscope_processes")}
+    assert {"raylet", "gcs_server"} <= names, names
+    # The actors' processes: started by the raylet, their matrix products recorded as Backend.
+    matmul = t.query(
+        "SELECT i.launcher, COUNT(*), SUM(c.end - c.start) FROM rlscope_cpu_intervals c "
+        "JOIN StringIds s ON s.id = c.nameId "
+        "JOIN rlscope_process_identity i ON i.globalPid = (c.globalTid >> 24) << 24 "
+        "WHERE s.value = 'numpy.ndarray.__matmul__' AND c.category = 2 "
+        "GROUP BY (c.globalTid >> 24)"
+    )
+    assert len(matmul) == 2, matmul
+    for launcher, calls, _ in matmul:
+        assert launcher == "ray" and calls == 3 * 40, matmul
+    # The driver's operation spans the actors' work.
+    assert t.scalar(
+        "SELECT COUNT(*) FROM rlscope_operations o JOIN StringIds s ON s.id = o.nameId "
+        "WHERE s.value = 'rollouts'") == 1
+    info = subprocess.run([str(build.root / "bin" / "rlscope"), "info", "--format", "json",
+                           str(tmp_path / "trace1.sqlite")], capture_output=True, text=True)
+    assert info.returncode == 0, info.stderr
+    launchers = [p["launcher"] for p in json.loads(info.stdout)["processes"]]
+    assert launchers.count("ray") >= 2, launchers
