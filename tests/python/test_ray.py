@@ -13,6 +13,8 @@ pytest.importorskip("ray", reason="ray is not in this environment (pip install r
 def test_ray_actors_are_processes_of_the_trace(build, run_traced, tmp_path):
     r = run_traced(
         """
+        import time
+
         import numpy as np
         import ray
         import rlscope
@@ -32,6 +34,9 @@ def test_ray_actors_are_processes_of_the_trace(build, run_traced, tmp_path):
         with rlscope.operation("rollouts"):
             for _ in range(3):
                 ray.get([learner.work.remote(40) for learner in learners])
+        # ray.shutdown() kills the workers (SIGKILL): what they did after their last flush
+        # (--flush-ms, 100 ms) is lost. Leave them time to flush it.
+        time.sleep(0.5)
         ray.shutdown()
         """,
         timeout=240,
