@@ -23,7 +23,8 @@ struct RankProcesses {
   std::int64_t rank = 0;
   std::string host;
   std::vector<std::int64_t> globalPids;
-  std::int64_t main = 0;  // globalPid of the process that issued the collectives
+  std::int64_t main = 0;        // globalPid of the process that issued the collectives
+  std::int64_t mainThread = 0;  // its main thread (tid = its OS pid)
   std::vector<CollectiveCall> collectives;
 };
 
@@ -31,14 +32,25 @@ struct RankProcesses {
 // collectives, else the one whose parent has another rank (or none): the one the launcher
 // started, not the workers it forked, which inherit its variables.
 std::vector<RankProcesses> rankProcesses(trace::TraceReader& reader) {
+  // Parents by (host, OS pid): a merged job's hosts may reuse pids, and its processes keep their
+  // OS pids in rlscope_processes.pid while their globalPids were renumbered.
+  auto identities = reader.processIdentities();
+  std::map<std::int64_t, std::string> hostOf;
+  for (const auto& id : identities) hostOf[id.globalPid] = id.host;
+  std::map<std::pair<std::string, std::int64_t>, std::int64_t> byOsPid;
+  std::map<std::int64_t, std::int64_t> osPidOf;
+  auto processes = reader.processes();
+  for (const auto& p : processes) {
+    byOsPid[{hostOf[p.globalPid], p.pid}] = p.globalPid;
+    osPidOf[p.globalPid] = p.pid;
+  }
   std::map<std::int64_t, std::int64_t> parentOf;  // globalPid -> parent's globalPid (0: none)
-  for (const auto& p : reader.processes()) {
-    parentOf[p.globalPid] = p.parentPid > 0 && trace::fitsGlobalIdField(p.parentPid)
-                                ? trace::globalPidOf(p.parentPid)
-                                : 0;
+  for (const auto& p : processes) {
+    auto it = byOsPid.find({hostOf[p.globalPid], p.parentPid});
+    parentOf[p.globalPid] = p.parentPid > 0 && it != byOsPid.end() ? it->second : 0;
   }
   std::map<std::int64_t, RankProcesses> byRank;
-  for (const auto& id : reader.processIdentities()) {
+  for (const auto& id : identities) {
     if (!id.rank) continue;
     auto& r = byRank[*id.rank];
     r.rank = *id.rank;
@@ -57,6 +69,9 @@ std::vector<RankProcesses> rankProcesses(trace::TraceReader& reader) {
       if (r.main == 0 || key > best) {
         best = key;
         r.main = gp;
+        auto os = osPidOf.find(gp);
+        r.mainThread = trace::globalTidOf(
+            trace::pidOfGlobalId(gp), os != osPidOf.end() ? os->second : trace::pidOfGlobalId(gp));
         r.collectives = std::move(calls);
       }
     }
@@ -254,10 +269,7 @@ RankAnalysis analyzeRanks(trace::TraceReader& reader, const Breakdown& breakdown
     ++a.ranks[last].collectivesLast;
     if (firstEntry < lastEntry) {
       const auto& c = ranks[last].collectives[k];
-      std::int64_t thread = c.globalTid
-                                ? c.globalTid
-                                : trace::globalTidOf(trace::pidOfGlobalId(ranks[last].main),
-                                                     trace::pidOfGlobalId(ranks[last].main));
+      std::int64_t thread = c.globalTid ? c.globalTid : ranks[last].mainThread;
       ActivitySweep(reader, thread, firstEntry, lastEntry).addTo(doing[last]);
     }
   }

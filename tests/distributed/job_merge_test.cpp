@@ -146,6 +146,49 @@ TEST(JobMerge, EveryRowOnOneClockWithPidsDevicesAndIdsApart) {
   EXPECT_EQ(merged[1]["offset_ns"], report.traces[1].clock.offset);
 }
 
+// Two GPU hosts whose ranks are both pid 4242, with NCCL kernels: after the merge renumbers host
+// b's process, what its rank did while the other waited is still found on its main thread.
+TEST(JobMerge, StragglersOfRenumberedGpuRanksAreFoundOnTheirMainThread) {
+  rlscope::testing::TempDir dir;
+  std::vector<std::filesystem::path> hosts;
+  for (int rank = 0; rank < 2; ++rank) {
+    std::string host = rank ? "b" : "a";
+    auto path = dir / (host + ".sqlite");
+    trace::TraceWriter w(path);
+    w.setMeta(trace::meta::kHost, host);
+    w.setMeta(trace::meta::kStartMonotonicNs, "0");
+    w.setMeta(trace::meta::kStartWallNs, "1700000000000000000");
+    w.addProcess({.globalPid = trace::globalPidOf(kPid), .pid = kPid, .name = "python"});
+    w.addProcessIdentity(
+        {.globalPid = trace::globalPidOf(kPid), .host = host, .rank = rank, .worldSize = 2});
+    for (int k = 0; k < 4; ++k) {
+      TimeNs t = k * 1'000'000, start = t + (rank ? 400'000 : 100'000);
+      addKernel(w, {.start = start,
+                    .end = t + 600'000,
+                    .pid = kPid,
+                    .correlation = k + 1,
+                    .name = "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm*)",
+                    .stream = 7});
+      addCpu(w, t, start, Category::kBackend, trace::globalTidOf(kPid, kPid), "aten::mm");
+    }
+    w.commit();
+    hosts.push_back(path);
+  }
+  auto out = dir / "job.sqlite";
+  auto report = mergeJob(hosts, out);
+  EXPECT_EQ(report.traces[1].pidsRemapped, 1u);
+  EXPECT_EQ(report.traces[1].clock.method, "collectives");
+  EXPECT_EQ(report.traces[1].clock.offset, 0);  // the kernels end together
+  trace::TraceReader r(out);
+  RankAnalysis ranks = analyzeRanks(r, analyzeTrace(r));
+  EXPECT_EQ(ranks.source, "NCCL kernels");
+  ASSERT_EQ(ranks.ranks.size(), 2u);
+  EXPECT_EQ(ranks.ranks[1].collectivesLast, 4u);
+  ASSERT_EQ(ranks.ranks[1].doing.size(), 1u);
+  EXPECT_EQ(ranks.ranks[1].doing[0].category, "Backend");
+  EXPECT_EQ(ranks.ranks[1].doing[0].time, 4 * 300'000);
+}
+
 TEST(JobMerge, RefusesToOverwriteAnInputAndSaysWhatCannotBeAligned) {
   Job job;
   EXPECT_THROW(mergeJob({job.a, job.b}, job.a), trace::TraceError);
