@@ -1,6 +1,7 @@
 #include "analysis_model.h"
 
 #include "breakdown_output.h"
+#include "rank_analysis.h"
 
 #include <algorithm>
 #include <array>
@@ -18,6 +19,7 @@
 #include "breakdown.h"
 #include "calibration.h"
 #include "gpu_database.h"
+#include "rank_analysis.h"
 #include "rlscope/trace/global_id.h"
 #include "rlscope/trace/schema.h"
 #include "what_if.h"
@@ -213,6 +215,28 @@ void sortLongestFirst(std::vector<OperationRow>& rows) {
   });
 }
 
+// The ranks side by side, for a trace of a distributed job (two ranked processes or more).
+void addRanks(trace::TraceReader& reader, const analysis::Breakdown& b, AnalysisResult& out) {
+  std::size_t ranked = 0;
+  for (const auto& [pid, id] : b.identities) ranked += id.rank.has_value();
+  if (ranked < 2) return;
+  analysis::RankAnalysis ranks = analysis::analyzeRanks(reader, b);
+  if (ranks.ranks.size() < 2) return;
+  for (const auto& r : ranks.ranks) {
+    RankRow row{.rank = r.rank,
+                .host = r.host,
+                .time = r.time,
+                .collectives = r.collectives,
+                .waitingForOthers = r.waitingForOthers,
+                .transferring = r.transferring,
+                .collectivesLast = r.collectivesLast,
+                .othersWaited = r.othersWaited};
+    if (!r.doing.empty()) row.doing = r.doing.front().operation + " / " + r.doing.front().category;
+    out.ranks.push_back(std::move(row));
+  }
+  out.rankNotes = ranks.notes;
+}
+
 void analyzeInto(const AnalysisRequest& request, const AnalysisProgress& progress,
                  AnalysisResult& out) {
   trace::TraceReader reader(request.tracePath);
@@ -285,6 +309,7 @@ void analyzeInto(const AnalysisRequest& request, const AnalysisProgress& progres
     for (const auto& r : out.operations) out.scopeNs += r.time;
   } else {
     for (const auto& o : b.operations) out.operations.push_back(rowOf(o));
+    if (scope.kind == AnalysisScope::Kind::kWholeRun) addRanks(reader, b, out);
   }
   sortLongestFirst(out.operations);
   out.totals = totalsOf(out.operations);

@@ -112,6 +112,19 @@ struct WhatIf {
   std::vector<std::string> notes;
 };
 
+// A rank of a distributed job side by side with the others (`rlscope analyze --by rank`,
+// docs/analysis.md): the whole run's, shown when the trace has two ranks or more.
+struct RankRow {
+  std::int64_t rank = 0;
+  std::string host;
+  trace::TimeNs time = 0;
+  std::uint64_t collectives = 0;
+  trace::TimeNs waitingForOthers = 0, transferring = 0;  // in its collectives
+  std::uint64_t collectivesLast = 0;                     // it entered last: the straggler
+  trace::TimeNs othersWaited = 0;
+  std::string doing;  // its longest activity while the others waited: "simulate / Python"
+};
+
 struct AnalysisRequest {
   std::string tracePath;
   AnalysisScope scope;
@@ -139,6 +152,8 @@ struct AnalysisResult {
   trace::TimeNs concurrentNs = 0;
   CorrectionSummary correction;
   std::optional<WhatIf> whatIf;
+  std::vector<RankRow> ranks;          // whole run of a trace with two ranks or more, by rank
+  std::vector<std::string> rankNotes;  // why collectives were not (all) matched
   // Why there is no what-if (no GPU properties in the trace, an unknown GPU): the breakdown stands.
   std::string whatIfError;
   std::uint64_t events = 0;  // intervals the analyzer swept

@@ -132,13 +132,25 @@ AnalysisPanel::AnalysisPanel(QWidget* parent) : QWidget(parent) {
   whatIfSummary_->hide();
   whatIfView_->hide();
 
+  // A distributed job's ranks side by side (whole run only), hidden for other traces.
+  ranks_ = new RanksTableModel(this);
+  ranksView_ = makeTable(ranks_, RanksTableModel::kRank, this);
+  ranksView_->sortByColumn(RanksTableModel::kRank, Qt::AscendingOrder);
+  ranksView_->horizontalHeader()->setSectionResizeMode(RanksTableModel::kRank,
+                                                       QHeaderView::ResizeToContents);
+  ranksView_->horizontalHeader()->setSectionResizeMode(RanksTableModel::kDoing,
+                                                       QHeaderView::Stretch);
+  ranksView_->setObjectName(QStringLiteral("analysisRanks"));
+  ranksView_->hide();
+
   auto* splitter = new QSplitter(Qt::Vertical, this);
   splitter->addWidget(chartScroll);
+  splitter->addWidget(ranksView_);
   splitter->addWidget(categoryView_);
   splitter->addWidget(whatIfBox);
-  // The chart first; the table has a handful of rows, the what-if a line and its operations.
-  for (int i : {0, 1, 2}) splitter->setStretchFactor(i, i == 0 ? 3 : 2);
-  splitter->setSizes({300, 200, 200});
+  // The chart first; the tables have a handful of rows, the what-if a line and its operations.
+  for (int i : {0, 1, 2, 3}) splitter->setStretchFactor(i, i == 0 ? 3 : 2);
+  splitter->setSizes({300, 150, 200, 200});
 
   auto* layout = new QVBoxLayout(this);
   layout->addWidget(header_);
@@ -181,6 +193,8 @@ void AnalysisPanel::setTrace(const QString& path) {
   submitted_.reset();
   chart_->setRows({}, false);
   categories_->setRows({});
+  ranks_->setRows({});
+  ranksView_->hide();
   whatIf_->setRows({}, false);
   whatIfSummary_->hide();
   whatIfView_->hide();
@@ -248,6 +262,8 @@ void AnalysisPanel::showResult() {
     correction_->clear();
     chart_->setRows({}, false);
     categories_->setRows({});
+    ranks_->setRows({});
+    ranksView_->hide();
     whatIf_->setRows({}, false);
     whatIfSummary_->hide();
     whatIfView_->hide();
@@ -260,6 +276,11 @@ void AnalysisPanel::showResult() {
   correction_->setToolTip(notes.join('\n'));
   chart_->setRows(r.operations, r.severalProcesses);
   categories_->setRows(r.categories);
+  ranks_->setRows(r.ranks);
+  ranksView_->setVisible(!r.ranks.empty());
+  QStringList rankNotes;
+  for (const auto& n : r.rankNotes) rankNotes << QString::fromStdString(n);
+  ranksView_->setToolTip(rankNotes.join('\n'));
 
   if (r.whatIf) {
     const WhatIf& w = *r.whatIf;

@@ -23,6 +23,7 @@ namespace rlscope::gui {
 class AnalysisRunner;
 class BreakdownChart;
 class CategoryTableModel;
+class RanksTableModel;
 class WhatIfTableModel;
 
 class AnalysisPanel : public QWidget {
@@ -50,6 +51,7 @@ class AnalysisPanel : public QWidget {
   // analysisHeader, analysisStatus and analysisCorrection).
   BreakdownChart* chart() const { return chart_; }
   QTableView* categoryTable() const { return categoryView_; }
+  QTableView* ranksTable() const { return ranksView_; }
   QComboBox* whatIfPicker() const { return gpuPicker_; }
   QTableView* whatIfTable() const { return whatIfView_; }
 
@@ -78,6 +80,8 @@ class AnalysisPanel : public QWidget {
   BreakdownChart* chart_;
   CategoryTableModel* categories_;
   QTableView* categoryView_;
+  RanksTableModel* ranks_;
+  QTableView* ranksView_;
   QComboBox* gpuPicker_;
   QLabel* whatIfSummary_;
   WhatIfTableModel* whatIf_;

@@ -203,4 +203,106 @@ void WhatIfTableModel::sort(int column, Qt::SortOrder order) {
   emit layoutChanged();
 }
 
+// --- RanksTableModel -----------------------------------------------------------------------------
+
+namespace {
+
+// A rank's value in `column`: what the column sorts by (text columns sort by their text).
+QVariant rankValue(const RankRow& r, int column) {
+  switch (column) {
+    case RanksTableModel::kRank:
+      return static_cast<qlonglong>(r.rank);
+    case RanksTableModel::kHost:
+      return QString::fromStdString(r.host);
+    case RanksTableModel::kTime:
+      return static_cast<qlonglong>(r.time);
+    case RanksTableModel::kCollectives:
+      return static_cast<qulonglong>(r.collectives);
+    case RanksTableModel::kWaiting:
+      return static_cast<qlonglong>(r.waitingForOthers);
+    case RanksTableModel::kTransfer:
+      return static_cast<qlonglong>(r.transferring);
+    case RanksTableModel::kLast:
+      return static_cast<qulonglong>(r.collectivesLast);
+    case RanksTableModel::kOthersWaited:
+      return static_cast<qlonglong>(r.othersWaited);
+    case RanksTableModel::kDoing:
+      return QString::fromStdString(r.doing);
+    default:
+      return {};
+  }
+}
+
+bool isDuration(int column) {
+  return column == RanksTableModel::kTime || column == RanksTableModel::kWaiting ||
+         column == RanksTableModel::kTransfer || column == RanksTableModel::kOthersWaited;
+}
+
+}  // namespace
+
+void RanksTableModel::setRows(std::vector<RankRow> rows) {
+  beginResetModel();
+  rows_ = std::move(rows);
+  endResetModel();
+  if (sortColumn_ >= 0) sort(sortColumn_, sortOrder_);
+}
+
+int RanksTableModel::rowCount(const QModelIndex& parent) const {
+  return parent.isValid() ? 0 : static_cast<int>(rows_.size());
+}
+
+int RanksTableModel::columnCount(const QModelIndex& parent) const {
+  return parent.isValid() ? 0 : kColumnCount;
+}
+
+QVariant RanksTableModel::data(const QModelIndex& index, int role) const {
+  if (!index.isValid() || index.row() >= static_cast<int>(rows_.size())) return {};
+  const auto& r = rows_[static_cast<std::size_t>(index.row())];
+  const int column = index.column();
+  if (role == Qt::TextAlignmentRole && column != kHost && column != kDoing)
+    return QVariant(Qt::AlignRight | Qt::AlignVCenter);
+  if (role == Qt::UserRole) return rankValue(r, column);
+  if (role != Qt::DisplayRole) return {};
+  if (isDuration(column)) return duration(static_cast<double>(rankValue(r, column).toLongLong()));
+  return rankValue(r, column).toString();
+}
+
+QVariant RanksTableModel::headerData(int section, Qt::Orientation orientation, int role) const {
+  if (orientation != Qt::Horizontal || role != Qt::DisplayRole) return {};
+  switch (section) {
+    case kRank:
+      return tr("Rank");
+    case kHost:
+      return tr("Host");
+    case kTime:
+      return tr("Time");
+    case kCollectives:
+      return tr("Collectives");
+    case kWaiting:
+      return tr("Waiting for the last rank");
+    case kTransfer:
+      return tr("Transfer");
+    case kLast:
+      return tr("Entered last");
+    case kOthersWaited:
+      return tr("Others waited for it");
+    case kDoing:
+      return tr("Meanwhile it ran");
+    default:
+      return {};
+  }
+}
+
+void RanksTableModel::sort(int column, Qt::SortOrder order) {
+  sortColumn_ = column;
+  sortOrder_ = order;
+  emit layoutAboutToBeChanged();
+  if (column == kHost || column == kDoing) {
+    sortRows(rows_, order, [&](const RankRow& r) { return rankValue(r, column).toString(); });
+  } else {
+    sortRows(rows_, order, [&](const RankRow& r) { return rankValue(r, column).toDouble(); });
+  }
+  emit layoutChanged();
+}
+
 }  // namespace rlscope::gui

@@ -306,6 +306,28 @@ TEST_F(AnalysisModel, CancelStopsTheAnalysis) {
   EXPECT_GE(lines.size(), 2u);  // reading, then the process
 }
 
+TEST(AnalysisModelRanks, AJobsRanksSideBySideInTheWholeRunOnly) {
+  testing::TempDir dir;
+  auto job = dir / "job.sqlite";
+  testing::writeAnalysisJob(job);
+  AnalysisResult r = run(job);
+  ASSERT_TRUE(r.ok()) << r.error;
+  ASSERT_EQ(r.ranks.size(), 2u);
+  EXPECT_EQ(r.ranks[0].rank, 0);
+  EXPECT_EQ(r.ranks[0].host, "node");
+  EXPECT_EQ(r.ranks[0].collectives, 3u);
+  EXPECT_EQ(r.ranks[0].waitingForOthers, 3 * 200);
+  EXPECT_EQ(r.ranks[0].transferring, 3 * 200);
+  EXPECT_EQ(r.ranks[1].collectivesLast, 3u);
+  EXPECT_EQ(r.ranks[1].othersWaited, 3 * 200);
+  EXPECT_EQ(r.ranks[1].doing, "simulate / Python");
+  EXPECT_TRUE(r.rankNotes.empty());
+  // A range is not the job's comparison; a trace of one process has no ranks.
+  EXPECT_TRUE(run(job, AnalysisScope::range(0, 1500)).ranks.empty());
+  testing::writeAnalysisStep(dir / "step.sqlite");
+  EXPECT_TRUE(run(dir / "step.sqlite").ranks.empty());
+}
+
 TEST(AnalysisModelText, ScopeLabels) {
   EXPECT_EQ(scopeLabel(AnalysisScope::wholeRun(), 0), "Whole run");
   EXPECT_EQ(scopeLabel(AnalysisScope::range(1000 + 12'300'000, 1000 + 45'600'000), 1000),

@@ -107,4 +107,26 @@ inline void writeAnalysisLoop(const std::filesystem::path& path, std::int64_t st
   w.commit();
 }
 
+// A two-rank job (ns): ranks 0 and 1 (pids 100 and 200) each run three steps of 1000; rank 0
+// enters its allreduce at step + 100, rank 1 at step + 300 after a "simulate" operation in
+// Python; both have the result at step + 500.
+inline void writeAnalysisJob(const std::filesystem::path& path) {
+  using trace::Category;
+  trace::TraceWriter w(path);
+  for (std::int64_t rank : {0, 1}) {
+    std::int64_t pid = rank ? 200 : 100, tid = trace::globalTidOf(pid, pid);
+    addProcess(w, pid);
+    w.addProcessIdentity(
+        {.globalPid = trace::globalPidOf(pid), .host = "node", .rank = rank, .worldSize = 2});
+    for (int k = 0; k < 3; ++k) {
+      trace::TimeNs t = k * 1000, entry = t + (rank ? 300 : 100);
+      addOperation(w, pid + k, t, entry, "simulate", tid);
+      addCpu(w, t, entry, Category::kPython, tid, "env.py:step");
+      addCpu(w, entry, entry + 10, Category::kBackend, tid, "torch._C._distributed_c10d.allreduce");
+      addCpu(w, entry + 10, t + 500, Category::kWaiting, tid, "torch._C._distributed_c10d.wait");
+    }
+  }
+  w.commit();
+}
+
 }  // namespace rlscope::testing

@@ -98,6 +98,33 @@ TEST_F(AnalysisPanelTest, ShowsTheWholeRunInTheTableAndTheChart) {
   EXPECT_LT(pixels[background], image.width() * image.height());
 }
 
+TEST_F(AnalysisPanelTest, ADistributedJobsRanksAreShownSideBySide) {
+  AnalysisPanel panel;
+  panel.resize(700, 900);
+  panel.show();
+  QSignalSpy finished(&panel, &AnalysisPanel::analysisFinished);
+  panel.setTrace(qpath(step));
+  ASSERT_TRUE(waitForResult(finished));
+  EXPECT_FALSE(panel.ranksTable()->isVisible()) << "a one-process trace has no ranks";
+
+  auto job = dir / "job.sqlite";
+  testing::writeAnalysisJob(job);
+  panel.setTrace(qpath(job));
+  ASSERT_TRUE(waitForResult(finished));
+  ASSERT_TRUE(panel.ranksTable()->isVisible());
+  QAbstractItemModel* ranks = panel.ranksTable()->model();
+  ASSERT_EQ(ranks->rowCount(), 2);
+  EXPECT_EQ(ranks->index(0, RanksTableModel::kRank).data().toString(), "0");
+  EXPECT_EQ(ranks->index(1, RanksTableModel::kLast).data().toString(), "3");
+  EXPECT_EQ(ranks->index(1, RanksTableModel::kOthersWaited).data(Qt::UserRole).toLongLong(), 600);
+  EXPECT_EQ(ranks->index(1, RanksTableModel::kDoing).data().toString(), "simulate / Python");
+  EXPECT_EQ(ranks->headerData(RanksTableModel::kWaiting, Qt::Horizontal).toString(),
+            "Waiting for the last rank");
+  // Sorting by the others' waiting, longest first, puts the straggler first.
+  panel.ranksTable()->sortByColumn(RanksTableModel::kOthersWaited, Qt::DescendingOrder);
+  EXPECT_EQ(ranks->index(0, RanksTableModel::kRank).data().toString(), "1");
+}
+
 TEST_F(AnalysisPanelTest, ScopesChangeWhatIsShownAndTheNewestWins) {
   AnalysisPanel panel;
   QSignalSpy finished(&panel, &AnalysisPanel::analysisFinished);
