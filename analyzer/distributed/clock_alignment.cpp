@@ -48,12 +48,14 @@ std::optional<ClockOffset> wallClockOffset(trace::TraceReader& reference,
     return ClockOffset{.method = "same host"};
   }
   auto wallR = metaInt(reference, trace::meta::kStartWallNs);
-  auto monoR = metaInt(reference, trace::meta::kStartMonotonicNs);
   auto wallO = metaInt(other, trace::meta::kStartWallNs);
-  auto monoO = metaInt(other, trace::meta::kStartMonotonicNs);
-  if (!wallR || !monoR || !wallO || !monoO) return std::nullopt;
+  if (!wallR || !wallO) return std::nullopt;
+  // Without start_monotonic_ns the trace's clock starts at 0 at start_wall_ns (nsys's session
+  // start, Kineto's baseTimeNanoseconds).
+  auto monoR = metaInt(reference, trace::meta::kStartMonotonicNs).value_or(0);
+  auto monoO = metaInt(other, trace::meta::kStartMonotonicNs).value_or(0);
   // wall(t) = wall0 + (t - mono0) on each host; equal walls give t_ref = t_other + offset.
-  return ClockOffset{.offset = (*wallO - *monoO) - (*wallR - *monoR), .method = "wall clock"};
+  return ClockOffset{.offset = (*wallO - monoO) - (*wallR - monoR), .method = "wall clock"};
 }
 
 std::optional<ClockOffset> collectiveOffset(trace::TraceReader& reference,

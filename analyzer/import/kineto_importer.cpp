@@ -416,6 +416,9 @@ class KinetoImporter {
           readRlscopeExtension(value);
         } else if (key == "schemaVersion") {
           kinetoSchemaVersion_ = std::string(rawValue(value, "schemaVersion"));
+        } else if (key == "baseTimeNanoseconds") {
+          std::int64_t base = integerOf(value, Where("baseTimeNanoseconds"));
+          if (base > 0) baseTimeNs_ = base;
         }  // other members are skipped by the parser when the loop moves on
       }
     } else {
@@ -1321,6 +1324,12 @@ class KinetoImporter {
     writer_.setMeta(trace::meta::kSourceFormat, "kineto");
     if (!kinetoSchemaVersion_.empty())
       writer_.setMeta("kineto_schema_version", kinetoSchemaVersion_);
+    // Kineto's timestamps count from baseTimeNanoseconds, a Unix-epoch time: the trace's clock
+    // origin 0 is that wall-clock time (what `rlscope merge` lines ranks' traces up by).
+    if (baseTimeNs_) {
+      writer_.setMeta(trace::meta::kStartWallNs, std::to_string(*baseTimeNs_));
+      writer_.setMeta(trace::meta::kStartMonotonicNs, "0");
+    }
     if (amdSeen_)
       writer_.setMeta(trace::meta::kGpuVendor, "AMD");
     else if (nvidiaSeen_)
@@ -1503,6 +1512,7 @@ class KinetoImporter {
   std::set<std::int64_t> gpuPids_;       // labelled "GPU n" by process_labels
   std::set<std::int64_t> gpuEventPids_;  // pids that host GPU records
   std::string kinetoSchemaVersion_;
+  std::optional<std::int64_t> baseTimeNs_;    // baseTimeNanoseconds
   trace::ProcessIdentityRecord distributed_;  // from distributedInfo
   std::unordered_map<std::int64_t, trace::ProcessIdentityRecord> restoredIdentities_;  // by pid
   std::uint64_t cpuEventsOnTextTracks_ = 0, remappedIds_ = 0, unresolvedGpu_ = 0;

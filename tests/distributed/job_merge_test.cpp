@@ -9,6 +9,7 @@
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 
 #include "rlscope/trace/error.h"
@@ -89,6 +90,25 @@ TEST(ClockAlignment, WallClockOffsetIsAsGoodAsTheWallClocks) {
   auto self = wallClockOffset(a, a);
   EXPECT_EQ(self->method, "same host");
   EXPECT_EQ(self->offset, 0);
+}
+
+// Imports know only the wall-clock time of their clock's origin (nsys's session start, Kineto's
+// baseTimeNanoseconds): their clock counts from 0 there.
+TEST(ClockAlignment, WallClockOriginsOfImports) {
+  rlscope::testing::TempDir dir;
+  std::vector<std::unique_ptr<trace::TraceReader>> traces;
+  for (auto [host, wall] :
+       {std::pair{"a", "1711964646000000000"}, std::pair{"b", "1711964646250000000"}}) {
+    auto path = dir / (std::string(host) + ".sqlite");
+    trace::TraceWriter w(path);
+    w.setMeta(trace::meta::kHost, host);
+    w.setMeta(trace::meta::kStartWallNs, wall);
+    w.commit();
+    traces.push_back(std::make_unique<trace::TraceReader>(path));
+  }
+  auto wall = wallClockOffset(*traces[0], *traces[1]);
+  ASSERT_TRUE(wall);
+  EXPECT_EQ(wall->offset, 250'000'000);  // b's 0 is a's 250 ms
 }
 
 TEST(ClockAlignment, CollectivesFindTheOffsetDespiteLateCompletions) {

@@ -112,6 +112,15 @@ TEST_P(RealKinetoTrace, ImportsWithMatchingCounts) {
   }
   EXPECT_EQ(stats.events, doc["traceEvents"].size());
 
+  // baseTimeNanoseconds: the wall-clock time of the trace's clock origin.
+  if (doc.contains("baseTimeNanoseconds")) {
+    EXPECT_EQ(r.metaValue("start_wall_ns"),
+              std::to_string(doc["baseTimeNanoseconds"].get<std::int64_t>()));
+    EXPECT_EQ(r.metaValue("start_monotonic_ns"), "0");
+  } else {
+    EXPECT_FALSE(r.metaValue("start_wall_ns"));
+  }
+
   // distributedInfo gives every CPU process the trace's rank; a lone rank names no launcher.
   auto ids = r.processIdentities();
   ASSERT_EQ(ids.size(), r.processes().size());
