@@ -91,7 +91,8 @@ TEST(Breakdown, OperationsSayTheirProcessRankAndHost) {
   trace::TraceReader reader(writeStepTrace(
       dir, {.identity = trace::ProcessIdentityRecord{.host = "node3", .rank = 1, .worldSize = 4}}));
   Breakdown b = analyzeTrace(reader);
-  for (const auto& op : toJson(b)["operations"]) {
+  const auto doc = toJson(b);
+  for (const auto& op : doc["operations"]) {
     EXPECT_EQ(op["rank"], 1) << op["name"];
     EXPECT_EQ(op["host"], "node3") << op["name"];
   }
