@@ -25,24 +25,10 @@ void sortRows(std::vector<Row>& rows, Qt::SortOrder order, Key key) {
 
 // --- CategoryTableModel --------------------------------------------------------------------------
 
-void CategoryTableModel::setRows(std::vector<CategoryRow> rows) {
-  beginResetModel();
-  rows_ = std::move(rows);
-  endResetModel();
-  if (sortColumn_ >= 0) sort(sortColumn_, sortOrder_);
-}
-
-int CategoryTableModel::rowCount(const QModelIndex& parent) const {
-  return parent.isValid() ? 0 : static_cast<int>(rows_.size());
-}
-
-int CategoryTableModel::columnCount(const QModelIndex& parent) const {
-  return parent.isValid() ? 0 : kColumnCount;
-}
-
 QVariant CategoryTableModel::data(const QModelIndex& index, int role) const {
-  if (!index.isValid() || index.row() >= static_cast<int>(rows_.size())) return {};
-  const auto& r = rows_[static_cast<std::size_t>(index.row())];
+  const CategoryRow* row = rowAt(index);
+  if (!row) return {};
+  const auto& r = *row;
   if (role == Qt::DecorationRole && index.column() == kCategory)
     return BreakdownChart::segmentColor({.resource = r.resource, .category = r.category});
   if (role == Qt::TextAlignmentRole && index.column() >= kTime)
@@ -88,10 +74,7 @@ QVariant CategoryTableModel::headerData(int section, Qt::Orientation orientation
   }
 }
 
-void CategoryTableModel::sort(int column, Qt::SortOrder order) {
-  sortColumn_ = column;
-  sortOrder_ = order;
-  emit layoutAboutToBeChanged();
+void CategoryTableModel::sortBy(int column, Qt::SortOrder order) {
   switch (column) {
     case kCategory:
       sortRows(rows_, order, [](const CategoryRow& r) { return r.name; });
@@ -103,18 +86,9 @@ void CategoryTableModel::sort(int column, Qt::SortOrder order) {
       sortRows(rows_, order, [](const CategoryRow& r) { return r.time; });
       break;
   }
-  emit layoutChanged();
 }
 
 // --- WhatIfTableModel ----------------------------------------------------------------------------
-
-void WhatIfTableModel::setRows(std::vector<WhatIfOperation> rows, bool severalProcesses) {
-  beginResetModel();
-  rows_ = std::move(rows);
-  severalProcesses_ = severalProcesses;
-  endResetModel();
-  if (sortColumn_ >= 0) sort(sortColumn_, sortOrder_);
-}
 
 QString WhatIfTableModel::nameOf(const WhatIfOperation& o) const {
   QString name = QString::fromStdString(o.name);
@@ -123,17 +97,10 @@ QString WhatIfTableModel::nameOf(const WhatIfOperation& o) const {
   return name;
 }
 
-int WhatIfTableModel::rowCount(const QModelIndex& parent) const {
-  return parent.isValid() ? 0 : static_cast<int>(rows_.size());
-}
-
-int WhatIfTableModel::columnCount(const QModelIndex& parent) const {
-  return parent.isValid() ? 0 : kColumnCount;
-}
-
 QVariant WhatIfTableModel::data(const QModelIndex& index, int role) const {
-  if (!index.isValid() || index.row() >= static_cast<int>(rows_.size())) return {};
-  const auto& o = rows_[static_cast<std::size_t>(index.row())];
+  const WhatIfOperation* row = rowAt(index);
+  if (!row) return {};
+  const auto& o = *row;
   const double ratio = o.originNs > 0 ? o.predictedNs / o.originNs : 1;
   if (role == Qt::TextAlignmentRole && index.column() != kOperation)
     return QVariant(Qt::AlignRight | Qt::AlignVCenter);
@@ -180,10 +147,7 @@ QVariant WhatIfTableModel::headerData(int section, Qt::Orientation orientation, 
   }
 }
 
-void WhatIfTableModel::sort(int column, Qt::SortOrder order) {
-  sortColumn_ = column;
-  sortOrder_ = order;
-  emit layoutAboutToBeChanged();
+void WhatIfTableModel::sortBy(int column, Qt::SortOrder order) {
   switch (column) {
     case kOperation:
       sortRows(rows_, order, [&](const WhatIfOperation& o) { return nameOf(o); });
@@ -200,7 +164,6 @@ void WhatIfTableModel::sort(int column, Qt::SortOrder order) {
       sortRows(rows_, order, [](const WhatIfOperation& o) { return o.originNs; });
       break;
   }
-  emit layoutChanged();
 }
 
 // --- RanksTableModel -----------------------------------------------------------------------------
@@ -240,24 +203,10 @@ bool isDuration(int column) {
 
 }  // namespace
 
-void RanksTableModel::setRows(std::vector<RankRow> rows) {
-  beginResetModel();
-  rows_ = std::move(rows);
-  endResetModel();
-  if (sortColumn_ >= 0) sort(sortColumn_, sortOrder_);
-}
-
-int RanksTableModel::rowCount(const QModelIndex& parent) const {
-  return parent.isValid() ? 0 : static_cast<int>(rows_.size());
-}
-
-int RanksTableModel::columnCount(const QModelIndex& parent) const {
-  return parent.isValid() ? 0 : kColumnCount;
-}
-
 QVariant RanksTableModel::data(const QModelIndex& index, int role) const {
-  if (!index.isValid() || index.row() >= static_cast<int>(rows_.size())) return {};
-  const auto& r = rows_[static_cast<std::size_t>(index.row())];
+  const RankRow* row = rowAt(index);
+  if (!row) return {};
+  const auto& r = *row;
   const int column = index.column();
   if (role == Qt::TextAlignmentRole && column != kHost && column != kDoing)
     return QVariant(Qt::AlignRight | Qt::AlignVCenter);
@@ -293,16 +242,12 @@ QVariant RanksTableModel::headerData(int section, Qt::Orientation orientation, i
   }
 }
 
-void RanksTableModel::sort(int column, Qt::SortOrder order) {
-  sortColumn_ = column;
-  sortOrder_ = order;
-  emit layoutAboutToBeChanged();
+void RanksTableModel::sortBy(int column, Qt::SortOrder order) {
   if (column == kHost || column == kDoing) {
     sortRows(rows_, order, [&](const RankRow& r) { return rankValue(r, column).toString(); });
   } else {
     sortRows(rows_, order, [&](const RankRow& r) { return rankValue(r, column).toDouble(); });
   }
-  emit layoutChanged();
 }
 
 }  // namespace rlscope::gui
