@@ -4,22 +4,9 @@
 
 #include "commands.h"
 #include "job_merge.h"
+#include "rlscope/trace/micros_text.h"
 
 namespace rlscope::cli {
-
-namespace {
-
-// "+1234.567890123 s" for an offset, exact to the nanosecond.
-std::string offsetText(trace::TimeNs ns) {
-  char text[64];
-  trace::TimeNs magnitude = ns < 0 ? -ns : ns;
-  std::snprintf(text, sizeof text, "%c%lld.%09lld s", ns < 0 ? '-' : '+',
-                static_cast<long long>(magnitude / 1'000'000'000),
-                static_cast<long long>(magnitude % 1'000'000'000));
-  return text;
-}
-
-}  // namespace
 
 Run addMergeCommand(CLI::App& app) {
   auto* cmd = app.add_subcommand(
@@ -56,7 +43,7 @@ Run addMergeCommand(CLI::App& app) {
       if (t.clock.method == "reference") {
         std::cout << "the reference clock";
       } else {
-        std::cout << offsetText(t.clock.offset) << " by " << t.clock.method;
+        std::cout << trace::signedSecondsText(t.clock.offset) << " by " << t.clock.method;
         if (t.clock.method == "collectives") {
           char spread[96];
           std::snprintf(spread, sizeof spread, " (%zu of them, ±%.1f µs)", t.clock.collectives,

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "rlscope/trace/global_id.h"
+#include "rlscope/trace/micros_text.h"
 #include "rlscope/trace/schema.h"
 
 namespace rlscope::summary {
@@ -33,6 +34,41 @@ std::string formatBytes(std::int64_t bytes) {
 }
 
 // "rank 1 of 4 on node7 (local 1, torchrun)"; the host only where several take part.
+// rlscope merge's record (rlscope_meta.merged_traces): a line per input and how its clock was
+// aligned. Untrusted text: anything not shaped as `rlscope merge` writes it is left out.
+void printMergedTraces(const std::string& text, std::ostream& out) {
+  if (text.empty()) return;
+  auto merged = nlohmann::json::parse(text, nullptr, false);
+  if (!merged.is_array()) return;
+  for (const auto& t : merged) {
+    if (!t.is_object()) continue;
+    auto str = [&](const char* key) {
+      auto it = t.find(key);
+      return it != t.end() && it->is_string() ? it->get<std::string>() : std::string();
+    };
+    auto num = [&](const char* key) {
+      auto it = t.find(key);
+      return it != t.end() && it->is_number_integer() ? it->get<std::int64_t>() : std::int64_t{0};
+    };
+    out << "merged from  " << str("file");
+    if (!str("host").empty()) out << " (" << str("host") << ")";
+    std::string method = str("method");
+    if (method == "reference") {
+      out << ": the reference clock\n";
+      continue;
+    }
+    out << ": " << trace::signedSecondsText(num("offset_ns")) << " by " << method;
+    if (method == "collectives") {
+      char line[96];
+      std::snprintf(line, sizeof line, " (%lld, ±%.1f µs)",
+                    static_cast<long long>(num("collectives")),
+                    static_cast<double>(num("uncertainty_ns")) / 1000.0);
+      out << line;
+    }
+    out << "\n";
+  }
+}
+
 std::string rankText(const trace::ProcessIdentityRecord& id, bool withHost) {
   std::string text = trace::rankLabel(id, withHost);
   if (text.empty()) return id.launcher == "ray" ? "ray worker" : text;
@@ -229,6 +265,7 @@ void printText(const TraceSummary& s, std::ostream& out) {
     for (std::size_t i = 0; i < s.hosts.size(); ++i) out << (i ? ", " : "") << s.hosts[i];
     out << "\n";
   }
+  printMergedTraces(metaOr("merged_traces", ""), out);
   out << "\nprocesses (" << s.processes.size();
   if (s.ranks) out << ", " << s.ranks << " with a rank";
   out << ")\n";

@@ -294,6 +294,12 @@ TEST(Prof, EachNodeOfAJobWritesItsOwnTraceAndMergeJoinsThem) {
   EXPECT_EQ(t.text("SELECT json_extract(value, '$[1].method') FROM rlscope_meta "
                    "WHERE key = 'merged_traces'"),
             "same host");
+  auto info = runCommand({"rlscope", "info", job.string()});
+  ASSERT_EQ(info.exitCode, 0) << info.err;
+  EXPECT_NE(info.out.find("merged from  " + traces[1].string() + " (" + host +
+                          "): +0.000000000 s by same host\n"),
+            std::string::npos)
+      << info.out;
 }
 
 TEST(Prof, ExecContinuesTheProcessAndAFailedExecGoesOn) {

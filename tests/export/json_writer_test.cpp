@@ -16,6 +16,15 @@
 namespace rlscope::exporter {
 namespace {
 
+TEST(SignedSecondsText, ExactToTheNanosecondOverTheWholeRange) {
+  using trace::signedSecondsText;
+  EXPECT_EQ(signedSecondsText(0), "+0.000000000 s");
+  EXPECT_EQ(signedSecondsText(-1'000'000'123'457), "-1000.000123457 s");
+  EXPECT_EQ(signedSecondsText(5'000'000), "+0.005000000 s");
+  EXPECT_EQ(signedSecondsText(std::numeric_limits<std::int64_t>::min()), "-9223372036.854775808 s");
+  EXPECT_EQ(signedSecondsText(std::numeric_limits<std::int64_t>::max()), "+9223372036.854775807 s");
+}
+
 TEST(FormatMicros, WritesThreeDecimalsWithIntegerArithmetic) {
   EXPECT_EQ(microsText(0), "0.000");
   EXPECT_EQ(microsText(1), "0.001");

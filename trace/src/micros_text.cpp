@@ -1,5 +1,7 @@
 #include "rlscope/trace/micros_text.h"
 
+#include <cstdio>
+
 #include <charconv>
 
 namespace rlscope::trace {
@@ -23,6 +25,17 @@ std::size_t formatMicros(std::int64_t ns, char* out) {
 std::string microsText(std::int64_t ns) {
   char buf[kMaxMicrosChars];
   return std::string(buf, formatMicros(ns, buf));
+}
+
+std::string signedSecondsText(std::int64_t ns) {
+  // The magnitude as unsigned: -INT64_MIN does not fit an int64.
+  std::uint64_t magnitude =
+      ns < 0 ? 0 - static_cast<std::uint64_t>(ns) : static_cast<std::uint64_t>(ns);
+  char text[48];
+  std::snprintf(text, sizeof text, "%c%llu.%09llu s", ns < 0 ? '-' : '+',
+                static_cast<unsigned long long>(magnitude / 1'000'000'000),
+                static_cast<unsigned long long>(magnitude % 1'000'000'000));
+  return text;
 }
 
 }  // namespace rlscope::trace

@@ -18,4 +18,8 @@ inline constexpr std::size_t kMaxMicrosChars = 21;
 std::size_t formatMicros(std::int64_t ns, char* out);
 std::string microsText(std::int64_t ns);
 
+// Integer nanoseconds as signed seconds exact to the nanosecond: "+1234.567890123 s", a clock
+// offset as `rlscope merge` and `rlscope info` say it.
+std::string signedSecondsText(std::int64_t ns);
+
 }  // namespace rlscope::trace
