@@ -7,7 +7,6 @@
 #include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
-#include <set>
 #include <stdexcept>
 #include <string_view>
 #include <system_error>
@@ -1062,12 +1061,9 @@ Breakdown analyzeTrace(trace::TraceReader& reader, const AnalyzeOptions& options
   Breakdown out;
   out.totalNs = totalOf(reader);
   out.sourceFormat = reader.metaValue(trace::meta::kSourceFormat).value_or("rlscope-prof");
-  std::set<std::string> hosts;
-  for (auto& id : reader.processIdentities()) {
-    if (!id.host.empty()) hosts.insert(id.host);
-    out.identities[trace::pidOfGlobalId(id.globalPid)] = std::move(id);
-  }
-  out.severalHosts = hosts.size() > 1;
+  auto identities = reader.processIdentities();
+  out.severalHosts = trace::hostsOf(identities).size() > 1;
+  for (auto& id : identities) out.identities[trace::pidOfGlobalId(id.globalPid)] = std::move(id);
   if (options.window) {
     TimeWindow w = *options.window;
     w.end = std::max(w.end, w.start);  // an inverted window is an empty one

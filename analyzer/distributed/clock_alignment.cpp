@@ -23,7 +23,8 @@ std::optional<std::int64_t> metaInt(trace::TraceReader& r, std::string_view key)
   return v;
 }
 
-// The collectives of the trace's lowest rank that issued any.
+}  // namespace
+
 std::vector<CollectiveCall> lowestRankCollectives(trace::TraceReader& r) {
   auto ids = r.processIdentities();
   std::sort(ids.begin(), ids.end(), [](const auto& a, const auto& b) {
@@ -37,8 +38,6 @@ std::vector<CollectiveCall> lowestRankCollectives(trace::TraceReader& r) {
   }
   return {};
 }
-
-}  // namespace
 
 std::optional<ClockOffset> wallClockOffset(trace::TraceReader& reference,
                                            trace::TraceReader& other) {
@@ -60,8 +59,11 @@ std::optional<ClockOffset> wallClockOffset(trace::TraceReader& reference,
 
 std::optional<ClockOffset> collectiveOffset(trace::TraceReader& reference,
                                             trace::TraceReader& other) {
-  auto r = lowestRankCollectives(reference);
-  auto o = lowestRankCollectives(other);
+  return collectiveOffset(lowestRankCollectives(reference), lowestRankCollectives(other));
+}
+
+std::optional<ClockOffset> collectiveOffset(const std::vector<CollectiveCall>& r,
+                                            const std::vector<CollectiveCall>& o) {
   std::size_t n = std::min(r.size(), o.size());
   std::vector<trace::TimeNs> offsets;
   // Causality: neither rank has its result before the other entered.

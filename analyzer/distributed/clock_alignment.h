@@ -11,7 +11,9 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <vector>
 
+#include "collectives.h"
 #include "rlscope/trace/reader.h"
 
 namespace rlscope::analysis {
@@ -28,8 +30,14 @@ struct ClockOffset {
 std::optional<ClockOffset> wallClockOffset(trace::TraceReader& reference,
                                            trace::TraceReader& other);
 
-// The offset from the collectives of the lowest rank of each trace that issued any, matched by
-// order; nullopt when either trace has none.
+// The collectives of the trace's lowest rank that issued any (collectives.h); empty: none.
+std::vector<CollectiveCall> lowestRankCollectives(trace::TraceReader& trace);
+
+// The offset from two such sequences (the reference's, the other trace's), matched by order;
+// nullopt when either is empty.
+std::optional<ClockOffset> collectiveOffset(const std::vector<CollectiveCall>& reference,
+                                            const std::vector<CollectiveCall>& other);
+// The same, reading both traces.
 std::optional<ClockOffset> collectiveOffset(trace::TraceReader& reference,
                                             trace::TraceReader& other);
 

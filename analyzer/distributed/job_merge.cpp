@@ -4,6 +4,7 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <system_error>
 
@@ -25,13 +26,17 @@ std::string hostOf(trace::TraceReader& r) {
   return r.metaValue(trace::meta::kHost).value_or("");
 }
 
-// How trace `i` goes onto the reference's clock.
-ClockOffset align(trace::TraceReader& reference, trace::TraceReader& other,
-                  const std::filesystem::path& file, const JobMergeOptions& options) {
+// How a trace goes onto the reference's clock. The reference's collectives are read once, on
+// the first trace that needs them.
+ClockOffset align(trace::TraceReader& reference,
+                  std::optional<std::vector<CollectiveCall>>& referenceCollectives,
+                  trace::TraceReader& other, const std::filesystem::path& file,
+                  const JobMergeOptions& options) {
   auto wall = wallClockOffset(reference, other);
   if (wall && wall->method == "same host") return *wall;
   if (options.alignByCollectives) {
-    if (auto c = collectiveOffset(reference, other)) return *c;
+    if (!referenceCollectives) referenceCollectives = lowestRankCollectives(reference);
+    if (auto c = collectiveOffset(*referenceCollectives, lowestRankCollectives(other))) return *c;
   }
   if (wall) return *wall;
   throw trace::TraceError(
@@ -75,6 +80,7 @@ JobMergeReport mergeJob(const std::vector<std::filesystem::path>& inputs,
   }
 
   JobMergeReport report;
+  std::optional<std::vector<CollectiveCall>> referenceCollectives;
   std::set<std::string> hosts, formats;
   for (std::size_t i = 0; i < readers.size(); ++i) {
     MergedTrace t{.file = inputs[i], .host = hostOf(*readers[i])};
@@ -82,7 +88,7 @@ JobMergeReport mergeJob(const std::vector<std::filesystem::path>& inputs,
       t.clock.method = "reference";
     } else {
       if (options.progress) options.progress("aligning " + inputs[i].string());
-      t.clock = align(*readers[0], *readers[i], inputs[i], options);
+      t.clock = align(*readers[0], referenceCollectives, *readers[i], inputs[i], options);
     }
     hosts.insert(t.host);
     formats.insert(readers[i]->metaValue(trace::meta::kSourceFormat).value_or(""));
@@ -108,9 +114,9 @@ JobMergeReport mergeJob(const std::vector<std::filesystem::path>& inputs,
                          .pids = allocatePids(*readers[i], usedPids),
                          .operationIdOffset = maxOperationId};
     // One host's GPUs are the same devices in each of its traces; another host's are others.
-    auto [device, firstOfHost] = hostDeviceOffset.emplace(t.host, nextDevice);
-    if (t.host.empty() && !firstOfHost) device->second = nextDevice;  // unknown: distinct
-    m.deviceOffset = device->second;
+    // A trace whose host is unknown gets devices of its own.
+    m.deviceOffset =
+        t.host.empty() ? nextDevice : hostDeviceOffset.emplace(t.host, nextDevice).first->second;
     t.pidsRemapped = m.pids.size();
     t.deviceOffset = m.deviceOffset;
     auto stats = trace::copyTrace(*readers[i], w, m);

@@ -5,7 +5,6 @@
 #include <map>
 #include <set>
 #include <tuple>
-#include <unordered_set>
 
 #include "collectives.h"
 #include "rlscope/trace/global_id.h"

@@ -1423,13 +1423,13 @@ class KinetoImporter {
       count(trace::table::kProcesses);
       // An exported rlscope trace says who each process was; a Kineto trace is one rank's, so
       // its processes are that rank's (Kineto does not record the host).
-      if (auto restored = restoredIdentities_.find(osPid); restored != restoredIdentities_.end()) {
-        trace::ProcessIdentityRecord id = restored->second;
-        id.globalPid = gp;
-        writer_.addProcessIdentity(id);
-        count(trace::table::kProcessIdentity);
-      } else if (distributed_.rank || !distributed_.backend.empty()) {
-        trace::ProcessIdentityRecord id = distributed_;
+      auto restored = restoredIdentities_.find(osPid);
+      const trace::ProcessIdentityRecord* identity =
+          restored != restoredIdentities_.end()                ? &restored->second
+          : distributed_.rank || !distributed_.backend.empty() ? &distributed_
+                                                               : nullptr;
+      if (identity) {
+        trace::ProcessIdentityRecord id = *identity;
         id.globalPid = gp;
         writer_.addProcessIdentity(id);
         count(trace::table::kProcessIdentity);

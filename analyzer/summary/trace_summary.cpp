@@ -2,7 +2,6 @@
 
 #include <cstdio>
 #include <map>
-#include <set>
 
 #include "rlscope/trace/global_id.h"
 #include "rlscope/trace/micros_text.h"
@@ -107,15 +106,14 @@ TraceSummary summarize(trace::TraceReader& reader, const std::string& path) {
     }
     s.processes[it->second].threads.push_back(std::move(t));
   }
-  std::set<std::string> hosts;
-  for (auto& id : reader.processIdentities()) {
+  auto identities = reader.processIdentities();
+  s.hosts = trace::hostsOf(identities);
+  for (auto& id : identities) {
     auto it = byPid.find(id.globalPid);
     if (it == byPid.end()) continue;
-    if (!id.host.empty()) hosts.insert(id.host);
     if (id.rank) ++s.ranks;
     s.processes[it->second].identity = std::move(id);
   }
-  s.hosts.assign(hosts.begin(), hosts.end());
   s.gpus = reader.gpus();
   s.gpuVendor = reader.metaValue(trace::meta::kGpuVendor).value_or("NVIDIA");
 

@@ -7,7 +7,6 @@
 #include <future>
 #include <limits>
 #include <map>
-#include <set>
 #include <system_error>
 #include <thread>
 #include <tuple>
@@ -420,12 +419,9 @@ struct Names {
     for (auto& n : reader.threadNames())
       threadNames[n.globalTid] = std::string(strings[id32(n.nameId)]);
     for (auto& g : reader.gpus()) gpus[g.id] = g.name;
-    std::set<std::string> hosts;
-    for (auto& id : reader.processIdentities()) {
-      if (!id.host.empty()) hosts.insert(id.host);
-      identities[id.globalPid] = std::move(id);
-    }
-    severalHosts = hosts.size() > 1;
+    auto all = reader.processIdentities();
+    severalHosts = trace::hostsOf(all).size() > 1;
+    for (auto& id : all) identities[id.globalPid] = std::move(id);
   }
 
   std::optional<std::int64_t> rank(std::int64_t globalPid) const {

@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "rlscope/trace/launcher_variables.h"
 
@@ -52,6 +53,14 @@ ProcessIdentityRecord identityFromEnvironment(std::span<const EnvironmentVariabl
     id.variables = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   }
   return id;
+}
+
+std::vector<std::string> hostsOf(const std::vector<ProcessIdentityRecord>& identities) {
+  std::set<std::string> hosts;
+  for (const auto& id : identities) {
+    if (!id.host.empty()) hosts.insert(id.host);
+  }
+  return {hosts.begin(), hosts.end()};
 }
 
 std::string rankLabel(const ProcessIdentityRecord& identity, bool withHost) {

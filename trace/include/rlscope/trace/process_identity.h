@@ -33,6 +33,10 @@ using EnvironmentVariable = std::pair<std::string, std::string>;
 // that set them; `variables` holds them all as JSON. The host is the caller's to fill.
 ProcessIdentityRecord identityFromEnvironment(std::span<const EnvironmentVariable> variables);
 
+// The hosts the processes ran on, each once, sorted; unknown hosts left out. Labels add the host
+// to a rank only where there are several (rankLabel's withHost).
+std::vector<std::string> hostsOf(const std::vector<ProcessIdentityRecord>& identities);
+
 // A process's label for people: "rank 1 of 4" when it has a rank ("rank 1 of 4 on node7" with
 // withHost: where several hosts take part), else empty.
 std::string rankLabel(const ProcessIdentityRecord& identity, bool withHost);
