@@ -1,15 +1,62 @@
+#include <algorithm>
 #include <fstream>
 #include <iostream>
+#include <stdexcept>
+#include <thread>
 
 #include "breakdown_output.h"
 #include "commands.h"
+#include "fleet_analysis.h"
 #include "gpu_metrics_output.h"
 #include "html_report.h"
+#include "python_tool.h"
 #include "rlscope/trace/atomic_output.h"
 #include "trace_analysis.h"
 #include "what_if_output.h"
 
 namespace rlscope::cli {
+
+namespace {
+
+template <typename Options>
+int analyzeMany(const Options& opts) {
+  if (opts.format == "html")
+    throw std::runtime_error(
+        "--format html reports on one trace; several combine as table, "
+        "json or csv");
+  if (opts.analysis.view != "process")
+    throw std::runtime_error("several traces are combined per process: leave out --view");
+  if (!opts.analysis.predictTarget.empty())
+    throw std::runtime_error("--target predicts one trace: run rlscope predict on each");
+  if (!opts.ray.empty()) {
+    std::vector<std::string> args = {
+        "--ray",    opts.ray,    "--rlscope",        selfExecutable(),
+        "--format", opts.format, "--top-operations", std::to_string(opts.topOperations)};
+    if (!opts.output.empty()) args.insert(args.end(), {"--output", opts.output});
+    args.insert(args.end(), opts.inputs.begin(), opts.inputs.end());
+    auto perTrace = analysisArguments(opts.analysis);
+    if (!perTrace.empty()) {
+      args.emplace_back("--");
+      args.insert(args.end(), perTrace.begin(), perTrace.end());
+    }
+    return runPythonTool("fleet", args);
+  }
+  auto inputs = fleetInputs(opts.inputs);
+  report::Fleet fleet = analyzeFleet(inputs, opts.analysis, opts.jobs);
+  writeOutput(opts.output, [&](std::ostream& out) {
+    if (opts.format == "json")
+      out << report::fleetToJson(fleet).dump(2) << '\n';
+    else if (opts.format == "csv")
+      report::writeFleetCsv(fleet, out);
+    else
+      report::writeFleetTable(fleet, out, opts.topOperations);
+  });
+  for (const auto& t : fleet.traces)
+    if (!t.error.empty()) std::cerr << "rlscope: error: " << t.error << '\n';
+  return fleet.failed ? 1 : 0;
+}
+
+}  // namespace
 
 Run addAnalyzeCommand(CLI::App& app) {
   auto* cmd = app.add_subcommand(
@@ -21,24 +68,48 @@ Run addAnalyzeCommand(CLI::App& app) {
       "every operation is (unannotated).\n"
       "With a calibration (`rlscope calibrate`, or one stored by `rlscope-prof --calibrate`),\n"
       "the profiler's own overhead is removed and the corrected run time is compared with the\n"
-      "uninstrumented run (the bias). docs/analysis.md explains every number.");
+      "uninstrumented run (the bias). docs/analysis.md explains every number.\n"
+      "Given a directory or several traces (a job's ranks, a fleet of runs), it analyses each\n"
+      "on its own, --jobs at a time or as Ray tasks on a cluster (--ray), and combines them:\n"
+      "every process side by side and every operation across them, slowest named\n"
+      "(docs/fleet.md). Analysis documents (*.json of `-f json`) combine the same way.");
   struct Options {
-    std::string trace;
+    std::vector<std::string> inputs;
     std::string format = "table";
     std::string output;
     TraceAnalysisOptions analysis;
+    unsigned jobs = std::max(1u, std::thread::hardware_concurrency());
+    std::string ray;
+    std::size_t topOperations = 20;
   };
   auto opts = std::make_shared<Options>();
-  cmd->add_option("TRACE", opts->trace, "rlscope trace (SQLite)")->required();
+  cmd->add_option("TRACE", opts->inputs,
+                  "rlscope trace (SQLite); or several, directories of them (*.sqlite), or "
+                  "analysis documents (*.json) to combine")
+      ->required();
   cmd->add_option("-f,--format", opts->format,
-                  "table for people, json (schema rlscope.analysis/1) or csv for scripts, html "
-                  "for a self-contained report")
+                  "table for people, json (schema rlscope.analysis/1; rlscope.fleet/1 for "
+                  "several traces) or csv for scripts, html for a self-contained report (one "
+                  "trace)")
       ->capture_default_str()
       ->check(CLI::IsMember({"table", "json", "csv", "html"}));
   cmd->add_option("-o,--output", opts->output, "write here instead of standard output");
   addTraceAnalysisOptions(*cmd, opts->analysis);
+  cmd->add_option("-j,--jobs", opts->jobs,
+                  "several traces: how many are analysed at once (each holds its trace's "
+                  "events in memory); default: one per CPU")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--ray", opts->ray,
+                  "several traces: analyse each as a Ray task on the node where it lies, on the "
+                  "cluster at ADDRESS (host:port of its head, ray://..., auto, or local to start "
+                  "one here); needs Ray in the Python that runs python -m rlscope.fleet "
+                  "($RLSCOPE_PYTHON, else python3)");
+  cmd->add_option("--top-operations", opts->topOperations,
+                  "several traces: operations listed, longest in total first")
+      ->capture_default_str();
   return [opts]() {
-    TraceAnalysis a = analyzeTraceFile(opts->trace, opts->analysis);
+    if (isFleet(opts->inputs) || !opts->ray.empty()) return analyzeMany(*opts);
+    TraceAnalysis a = analyzeTraceFile(opts->inputs.front(), opts->analysis);
     auto write = [&](std::ostream& out) {
       if (opts->format == "json") {
         out << a.document.dump(2) << '\n';

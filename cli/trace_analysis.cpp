@@ -1,6 +1,7 @@
 #include "trace_analysis.h"
 
 #include <cmath>
+#include <cstdio>
 #include <optional>
 #include <stdexcept>
 
@@ -20,7 +21,10 @@ TraceAnalysis analyzeTraceFile(const std::string& trace, const TraceAnalysisOpti
   analyze.view = options.view == "thread" ? analysis::View::kThread
                  : options.view == "run"  ? analysis::View::kRun
                                           : analysis::View::kProcess;
-  analyze.progress = [](const std::string& line) { progress(line); };
+  auto say = [&options](const std::string& line) {
+    if (options.progress) progress(line);
+  };
+  analyze.progress = say;
   std::optional<analysis::Calibration> calibration;
   if (!options.noCorrection) {
     if (!options.calibrationFile.empty()) {
@@ -34,19 +38,19 @@ TraceAnalysis analyzeTraceFile(const std::string& trace, const TraceAnalysisOpti
   if (calibration) analyze.calibration = &*calibration;
   TraceAnalysis a;
   a.breakdown = analysis::analyzeTrace(reader, analyze);
-  progress("GPU metrics");
+  say("GPU metrics");
   a.gpu = analysis::computeGpuMetrics(
       reader, {.kernelWaitThreshold = std::llround(options.kernelWaitThresholdUs * 1000.0)});
   a.document = analysis::toJson(a.breakdown);
   a.document["trace"] = trace;
   a.document["gpu"] = analysis::gpuMetricsToJson(a.gpu, options.topKernels);
   if (options.by == "rank") {
-    progress("comparing the ranks");
+    say("comparing the ranks");
     a.ranks = analysis::analyzeRanks(reader, a.breakdown);
     a.document.update(analysis::ranksToJson(*a.ranks));
   }
   if (!options.predictTarget.empty()) {
-    progress("predicting the run on " + options.predictTarget);
+    say("predicting the run on " + options.predictTarget);
     predictor::GpuDatabase db = loadGpuDatabase(options.gpuDatabase);
     predictor::PredictOptions predict;
     if (!options.predictOrigin.empty()) predict.origin = &db.get(options.predictOrigin);
@@ -87,6 +91,28 @@ void addTraceAnalysisOptions(CLI::App& cmd, TraceAnalysisOptions& options) {
       ->capture_default_str()
       ->check(CLI::IsMember({"operation", "rank"}));
   addGpuDatabaseOption(cmd, options.gpuDatabase);
+}
+
+std::vector<std::string> analysisArguments(const TraceAnalysisOptions& options) {
+  const TraceAnalysisOptions defaults;
+  std::vector<std::string> args;
+  auto add = [&](const char* flag, const std::string& value, const std::string& fallback) {
+    if (value != fallback) args.insert(args.end(), {flag, value});
+  };
+  add("--calibration", options.calibrationFile, defaults.calibrationFile);
+  if (options.noCorrection) args.emplace_back("--no-correction");
+  add("--top-kernels", std::to_string(options.topKernels), std::to_string(defaults.topKernels));
+  if (options.kernelWaitThresholdUs != defaults.kernelWaitThresholdUs) {
+    char text[64];
+    std::snprintf(text, sizeof text, "%.17g", options.kernelWaitThresholdUs);
+    args.insert(args.end(), {"--kernel-wait-threshold-us", text});
+  }
+  add("--view", options.view, defaults.view);
+  add("--target", options.predictTarget, defaults.predictTarget);
+  add("--origin", options.predictOrigin, defaults.predictOrigin);
+  add("--by", options.by, defaults.by);
+  add("--gpu-database", options.gpuDatabase, defaults.gpuDatabase);
+  return args;
 }
 
 }  // namespace rlscope::cli

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "breakdown.h"
 #include "gpu_metrics.h"
@@ -26,6 +27,7 @@ struct TraceAnalysisOptions {
   std::string gpuDatabase;       // a user's GPU database file added to the built-in one
   double kernelWaitThresholdUs = analysis::kDefaultKernelWaitThreshold / 1000.0;
   std::string by = "operation";  // rank: add the ranks side by side, collectives, stragglers
+  bool progress = true;          // progress lines (commands.h); off for traces analysed at once
 };
 
 struct TraceAnalysis {
@@ -40,5 +42,9 @@ TraceAnalysis analyzeTraceFile(const std::string& trace, const TraceAnalysisOpti
 
 // The options above on a subcommand.
 void addTraceAnalysisOptions(CLI::App& cmd, TraceAnalysisOptions& options);
+
+// The command-line arguments that give `options` (those that differ from the defaults), for an
+// `rlscope analyze` run elsewhere (rlscope.fleet's Ray tasks).
+std::vector<std::string> analysisArguments(const TraceAnalysisOptions& options);
 
 }  // namespace rlscope::cli

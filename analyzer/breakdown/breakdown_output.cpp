@@ -5,6 +5,7 @@
 #include <limits>
 #include <string>
 
+#include "rlscope/trace/csv_field.h"
 #include "rlscope/trace/micros_text.h"
 
 namespace rlscope::analysis {
@@ -31,13 +32,6 @@ std::string percent(trace::TimeNs part, trace::TimeNs whole) {
   char buf[16];
   std::snprintf(buf, sizeof buf, "%.1f%%", whole ? 100.0 * part / whole : 0.0);
   return buf;
-}
-
-std::string csvField(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
 }
 
 // " (rank 1 of 2)" for a process with a rank, with its host where several took part.
@@ -255,8 +249,8 @@ void writeCsv(const Breakdown& b, std::ostream& out) {
     for (const auto& c : o.categories) {
       out << o.process << ',';
       if (threads) out << o.thread << ',';
-      out << csvField(o.name) << ',' << csvField(o.phase) << ',' << csvField(joined(c.set, "+"))
-          << ',' << trace::microsText(c.time) << '\n';
+      out << trace::csvField(o.name) << ',' << trace::csvField(o.phase) << ','
+          << trace::csvField(joined(c.set, "+")) << ',' << trace::microsText(c.time) << '\n';
     }
 }
 

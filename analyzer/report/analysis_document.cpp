@@ -22,6 +22,13 @@ std::optional<double> optNumber(const json& object, const char* key) {
   return it->get<double>();
 }
 
+std::optional<std::int64_t> optInteger(const json& object, const char* key) {
+  if (!object.is_object()) return std::nullopt;
+  auto it = object.find(key);
+  if (it == object.end() || !it->is_number_integer()) return std::nullopt;
+  return it->get<std::int64_t>();
+}
+
 std::string optString(const json& object, const char* key) {
   if (!object.is_object()) return {};
   auto it = object.find(key);
@@ -85,9 +92,10 @@ Operation parseOperation(const json& op, std::size_t index) {
   const json& process = required(op, "process", where);
   if (!process.is_number_integer()) fail(where + ": \"process\" is not an integer");
   o.process = process.get<std::int64_t>();
+  o.host = optString(op, "host");
+  o.rank = optInteger(op, "rank");
   o.phase = optString(op, "phase");
-  if (auto it = op.find("instances"); it != op.end() && it->is_number_integer())
-    o.instances = it->get<std::int64_t>();
+  o.instances = optInteger(op, "instances");
   o.timeUs = requiredNumber(op, "time_us", where);
   const json& resources = required(op, "resources", where);
   if (!resources.is_object()) fail(where + ": \"resources\" is not an object");
@@ -230,7 +238,9 @@ RanksSection parseRanks(const json& ranks, const json& document) {
   for (const auto& r : ranks) {
     auto rank = optNumber(r, "rank");
     if (!rank) continue;
-    RankRow row{.rank = static_cast<std::int64_t>(*rank), .host = optString(r, "host")};
+    RankRow row{.rank = static_cast<std::int64_t>(*rank),
+                .host = optString(r, "host"),
+                .pid = optInteger(r, "pid")};
     row.timeUs = optNumber(r, "time_us").value_or(0);
     if (const json* c = optObject(r, "collectives")) {
       row.collectives = optNumber(*c, "count").value_or(0);

@@ -29,7 +29,9 @@ struct CategorySetTime {
 struct Operation {
   std::string name;
   std::int64_t process = 0;
-  std::string phase;  // empty when the document has none
+  std::string host;                  // the process's host; empty when the document has none
+  std::optional<std::int64_t> rank;  // the process's rank in a distributed job
+  std::string phase;                 // empty when the document has none
   std::optional<std::int64_t> instances;
   double timeUs = 0;
   double cpuUs = 0, cpuGpuUs = 0, gpuUs = 0;  // CPU only, both at once, GPU only
@@ -113,7 +115,8 @@ struct StragglerActivity {
 
 struct RankRow {
   std::int64_t rank = 0;
-  std::string host;  // empty when absent
+  std::string host;                 // empty when absent
+  std::optional<std::int64_t> pid;  // the rank's process
   double timeUs = 0;
   double collectivesUs = 0, waitingForOthersUs = 0, transferringUs = 0;
   double collectives = 0, collectivesLast = 0, othersWaitedUs = 0;
