@@ -52,7 +52,7 @@ int analyzeMany(const Options& opts) {
       report::writeFleetTable(fleet, out, opts.topOperations);
   });
   for (const auto& t : fleet.traces)
-    if (!t.error.empty()) std::cerr << "rlscope: error: " << t.error << '\n';
+    if (!t.error.empty()) std::cerr << "rlscope: error: " << t.trace << ": " << t.error << '\n';
   return fleet.failed ? 1 : 0;
 }
 

@@ -1,7 +1,9 @@
 #include <iostream>
+#include <stdexcept>
 
 #include "chrome_exporter.h"
 #include "commands.h"
+#include "python_tool.h"
 
 namespace rlscope::cli {
 
@@ -10,20 +12,39 @@ Run addExportCommand(CLI::App& app) {
       "export",
       "Write a trace in another format.\n"
       "chrome: Chrome Trace Event JSON (Kineto conventions) that Perfetto UI\n"
-      "(ui.perfetto.dev) and chrome://tracing open, and `rlscope import` reads back.");
+      "(ui.perfetto.dev) and chrome://tracing open, and `rlscope import` reads back.\n"
+      "parquet: every table of one or many traces (or directories of them) as Parquet files in\n"
+      "the directory -o, partitioned by job, host and rank, for DuckDB, Spark or Trino\n"
+      "(docs/fleet.md); needs pyarrow in the Python that runs python -m\n"
+      "rlscope.parquet_export ($RLSCOPE_PYTHON, else python3).");
   struct Options {
-    std::string trace;
+    std::vector<std::string> traces;
     std::string output;
     std::string format = "chrome";
+    unsigned jobs = 0;
   };
   auto opts = std::make_shared<Options>();
-  cmd->add_option("TRACE", opts->trace, "rlscope trace (SQLite)")->required();
-  cmd->add_option("-o,--output", opts->output, "File to write")->required();
-  cmd->add_option("-f,--format", opts->format, "Output format")
+  cmd->add_option("TRACE", opts->traces,
+                  "rlscope trace (SQLite); for parquet, several or directories of them")
+      ->required();
+  cmd->add_option("-o,--output", opts->output, "file to write; for parquet, a directory")
+      ->required();
+  cmd->add_option("-f,--format", opts->format, "chrome or parquet")
       ->capture_default_str()
-      ->check(CLI::IsMember({"chrome"}));
+      ->check(CLI::IsMember({"chrome", "parquet"}));
+  cmd->add_option("-j,--jobs", opts->jobs,
+                  "parquet: traces exported at once (default: one per CPU)")
+      ->check(CLI::PositiveNumber);
   return [opts]() {
-    trace::TraceReader reader(opts->trace);
+    if (opts->format == "parquet") {
+      std::vector<std::string> args = {"--output", opts->output};
+      if (opts->jobs) args.insert(args.end(), {"--jobs", std::to_string(opts->jobs)});
+      args.insert(args.end(), opts->traces.begin(), opts->traces.end());
+      return runPythonTool("parquet_export", args);
+    }
+    if (opts->traces.size() != 1)
+      throw std::runtime_error("--format chrome exports one trace; several go to --format parquet");
+    trace::TraceReader reader(opts->traces.front());
     auto stats = exporter::exportChrome(reader, opts->output);
     std::cout << "exported " << stats.events << " events and " << stats.flows << " flows to "
               << opts->output << '\n';
