@@ -6,13 +6,16 @@
 #   RLSCOPE_BENCH_VALIDATION=1 scripts/bench.sh    also the correction's validation on real RL
 #                                                  workloads (bench/validation/, ~25 min; needs
 #                                                  scripts/setup.sh --bench)
+#   RLSCOPE_BENCH_FLEET=1 scripts/bench.sh         also a 64-trace job analysed serially, with
+#                                                  --jobs and on Ray (bench/fleet/, ~6 min,
+#                                                  2.5 GB of temporary traces)
 # Numbers from a shared or busy machine are noisy: compare runs made on the same machine.
 set -euo pipefail
 # shellcheck source=scripts/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 if [[ "${1:-}" == "-h" || "${1:-}" == "--help" ]]; then
-  sed -n '2,9s/^# \{0,1\}//p' "$0"
+  sed -n '2,12s/^# \{0,1\}//p' "$0"
   exit 0
 fi
 
@@ -112,6 +115,15 @@ if [[ "${RLSCOPE_BENCH_VALIDATION:-0}" == 1 ]]; then
     --json "$out/validation.json"
 else
   echo "bench.sh: the validation on real RL workloads is skipped (RLSCOPE_BENCH_VALIDATION=1 runs it)"
+fi
+
+# Many traces (bench/fleet/fleet_bench.py): opt-in, it writes 2.5 GB of traces.
+if [[ "${RLSCOPE_BENCH_FLEET:-0}" == 1 ]]; then
+  step "fleet: a 64-rank job analysed serially, with --jobs and as Ray tasks (bench/fleet/)"
+  cmake --build "$dir" --target rlscope rlscope-prof rlscope_sample_cpu_training -j "$build_jobs"
+  "$python" bench/fleet/fleet_bench.py --build "$dir" | tee "$out/fleet.txt"
+else
+  echo "bench.sh: the fleet analysis is skipped (RLSCOPE_BENCH_FLEET=1 runs it)"
 fi
 
 echo

@@ -47,11 +47,11 @@ setup_python() {
   local root venv
   root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
   venv="$root/.venv"
-  if [ -x "$venv/bin/python3" ] && "$venv/bin/python3" -c "import numpy, pytest, nvtx, hta, ray" 2>/dev/null; then
+  if [ -x "$venv/bin/python3" ] && "$venv/bin/python3" -c "import numpy, pytest, nvtx, hta, ray, pyarrow, duckdb" 2>/dev/null; then
     echo "setup: Python environment .venv present"
     return 0
   fi
-  echo "setup: creating the Python environment .venv (numpy, pytest, nvtx, HTA, Ray)"
+  echo "setup: creating the Python environment .venv (numpy, pytest, nvtx, HTA, Ray, pyarrow, DuckDB)"
   [ -x "$venv/bin/python3" ] || python3 -m venv "$venv" ||
     { echo "setup: warning: python3 -m venv failed; Python tests will be skipped" >&2; return 0; }
   "$venv/bin/python3" -m pip install -q --disable-pip-version-check numpy pytest nvtx ||
@@ -64,9 +64,13 @@ setup_python() {
     "$venv/bin/python3" -m pip install -q --disable-pip-version-check --no-deps \
       HolisticTraceAnalysis==0.5.0 ||
     echo "setup: warning: pip could not install HTA; the HTA comparison will be skipped" >&2
-  # Ray, for tests/python/test_ray.py (a profiled program that starts Ray with actors).
+  # Ray, for tests/python/test_ray.py (a profiled program that starts Ray with actors) and
+  # `rlscope analyze --ray`; pyarrow for `rlscope export --format parquet` and DuckDB to query it
+  # (tests/python/test_fleet.py).
   "$venv/bin/python3" -m pip install -q --disable-pip-version-check "ray==2.*" ||
-    echo "setup: note: ray not installed; the Ray test will be skipped" >&2
+    echo "setup: note: ray not installed; the Ray tests will be skipped" >&2
+  "$venv/bin/python3" -m pip install -q --disable-pip-version-check pyarrow duckdb ||
+    echo "setup: note: pyarrow or duckdb not installed; the Parquet tests will be skipped" >&2
   # The Python sample's MuJoCo Hopper environment; the sample falls back to its numpy one.
   "$venv/bin/python3" -m pip install -q --disable-pip-version-check "gymnasium[mujoco]" ||
     echo "setup: note: gymnasium[mujoco] not installed; the Python sample uses its numpy environment" >&2

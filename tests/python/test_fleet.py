@@ -188,3 +188,18 @@ def test_a_missing_package_is_one_line(build, job, tmp_path):
         f"rlscope: error: --ray needs the Python package ray, which {sys.executable} cannot "
         "import (pip install ray)"
     ]
+
+
+def test_an_unreachable_cluster_is_one_line_at_once(build, job):
+    pytest.importorskip("ray", reason="ray is not in this environment (pip install ray)")
+    import socket
+
+    with socket.socket() as s:  # a port nobody listens on once it is closed
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    r = rlscope(build, "analyze", "--ray", f"127.0.0.1:{port}", job)
+    assert r.returncode == 1
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(
+        f"rlscope: error: --ray 127.0.0.1:{port}: no Ray head answers there"
+    ), r.stderr

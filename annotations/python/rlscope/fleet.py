@@ -66,15 +66,34 @@ def _nodes(ray):
     return {n["NodeManagerHostname"]: n["NodeID"] for n in ray.nodes() if n.get("Alive")}
 
 
+def _check_reachable(address):
+    """A head given as HOST:PORT must answer at once: ray.init would retry for minutes."""
+    host, _, port = address.rpartition(":")
+    if not host or not port.isdigit() or "://" in address:
+        return  # auto, local, ray://... : Ray resolves those itself
+    try:
+        socket.create_connection((host, int(port)), timeout=5).close()
+    except OSError as error:
+        raise ToolError(
+            f"--ray {address}: no Ray head answers there ({error.strerror or error}); start one "
+            "with `ray start --head` or give its address"
+        ) from None
+
+
 def run_on_ray(address, rlscope, traces, options):
     """Analyses every trace as a Ray task where it lies; returns the tasks' results in order."""
     ray = require("ray", "--ray")
     from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
+    _check_reachable(address)
     init = {"log_to_driver": False, "include_dashboard": False, "logging_level": logging.ERROR}
     if address != "local":
         init["address"] = address
-    ray.init(**init)
+    try:
+        ray.init(**init)
+    except (ConnectionError, RuntimeError, ValueError) as error:
+        lines = str(error).strip().splitlines()
+        raise ToolError(f"--ray {address}: {lines[0] if lines else type(error).__name__}") from None
     try:
         nodes = _nodes(ray)
         analyse = ray.remote(num_cpus=1)(_analyse)
