@@ -80,7 +80,6 @@ def test_the_slowed_rank_is_named_in_every_operation_it_slowed(build, job):
     # Its process too, though start-up time (the same for all) dilutes the difference.
     slow = fleet["processes"][SLOW_RANK]
     assert slow["vs_median_pct"] > 20, fleet["processes"]
-    assert all(p["vs_median_pct"] < 10 for p in fleet["processes"] if p["rank"] != SLOW_RANK)
 
     # One at a time gives the same combination.
     serial = rlscope(build, "analyze", "--format", "json", "--jobs", "1", job)
