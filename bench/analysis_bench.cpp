@@ -17,7 +17,9 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
+#include <future>
 #include <map>
 #include <random>
 #include <string>
@@ -30,6 +32,7 @@
 #include "rlscope/trace/schema.h"
 #include "rlscope/trace/writer.h"
 #include "support/process_memory.h"
+#include "support/shaped_trace.h"
 
 namespace {
 
@@ -212,8 +215,23 @@ Calibration calibration() {
   return c;
 }
 
-// `withGpuMetrics`: also what `rlscope analyze` computes after the breakdown (kernel breakdown, GPU
-// idle time, launch statistics: computeGpuMetrics reads the CUDA tables again).
+// What `rlscope analyze` computes (cli/trace_analysis.cpp): the breakdown, and the GPU metrics on
+// their own connection while the breakdown runs. Returns the intervals swept.
+std::uint64_t analyzeAsTheCommandDoes(const fs::path& path, const AnalyzeOptions& options) {
+  auto gpu = std::async(std::launch::async, [&path] {
+    rlscope::trace::TraceReader gpuReader(path);
+    return rlscope::analysis::computeGpuMetrics(gpuReader);
+  });
+  rlscope::trace::TraceReader reader(path);
+  auto b = rlscope::analysis::analyzeTrace(reader, options);
+  auto metrics = gpu.get();
+  benchmark::DoNotOptimize(b.operations.data());
+  benchmark::DoNotOptimize(&metrics);
+  return b.events;
+}
+
+// `withGpuMetrics`: also what `rlscope analyze` computes besides the breakdown (kernel breakdown,
+// GPU idle time, launch statistics: computeGpuMetrics reads the CUDA tables again).
 void runAnalysis(benchmark::State& state, bool corrected, bool withGpuMetrics = false) {
   std::int64_t size = state.range(0);
   const fs::path& path = cache().trace(size);
@@ -229,14 +247,14 @@ void runAnalysis(benchmark::State& state, bool corrected, bool withGpuMetrics = 
   double hwmBefore = rlscope::bench::procStatusKiB("VmHWM");
   std::uint64_t swept = 0;
   for (auto _ : state) {
+    if (withGpuMetrics) {
+      swept = analyzeAsTheCommandDoes(path, options);
+      continue;
+    }
     rlscope::trace::TraceReader reader(path);
     auto b = rlscope::analysis::analyzeTrace(reader, options);
     swept = b.events;
     benchmark::DoNotOptimize(b.operations.data());
-    if (withGpuMetrics) {
-      auto gpu = rlscope::analysis::computeGpuMetrics(reader);
-      benchmark::DoNotOptimize(&gpu);
-    }
   }
   double hwmAfter = rlscope::bench::procStatusKiB("VmHWM");
   state.SetItemsProcessed(state.iterations() * events);
@@ -257,6 +275,52 @@ void BM_AnalyzeCommand(benchmark::State& state) {
   runAnalysis(state, false, true);
 }
 
+// What `rlscope analyze` computes on 3 M-event traces of other shapes (support/shaped_trace.h):
+// many threads, many streams, deep nesting, many short operations, long runs of kernels, no GPU.
+void BM_AnalyzeShape(benchmark::State& state) {
+  const auto& shape = rlscope::bench::traceShapes().at(static_cast<std::size_t>(state.range(0)));
+  state.SetLabel(shape.name);
+  // RLSCOPE_BENCH_KEEP_TRACES=DIR keeps the traces there (DIR/SHAPE.sqlite, reused when present)
+  // for profiling `rlscope analyze` on them.
+  static const char* keep = std::getenv("RLSCOPE_BENCH_KEEP_TRACES");
+  static std::map<std::string, std::pair<fs::path, std::int64_t>> written;
+  auto& [path, events] = written[shape.name];
+  if (path.empty()) {
+    path =
+        keep ? fs::path(keep) / (std::string(shape.name) + ".sqlite")
+             : fs::temp_directory_path() / ("rlscope_analysis_bench." + std::to_string(::getpid()) +
+                                            "." + shape.name + ".sqlite");
+    if (keep && fs::exists(path)) {
+      namespace table = rlscope::trace::table;
+      rlscope::trace::TraceReader reader(path);
+      for (auto t : {table::kCpuIntervals, table::kOperations, table::kRuntime, table::kKernel})
+        events += reader.rowCount(t);
+    } else {
+      events = rlscope::bench::writeShapedTrace(path, shape, 3'000'000);
+    }
+  }
+  double before = rlscope::bench::procStatusKiB("VmRSS");
+  bool reset = rlscope::bench::resetPeakRss();
+  double hwmBefore = rlscope::bench::procStatusKiB("VmHWM");
+  for (auto _ : state) {
+    analyzeAsTheCommandDoes(path, {});
+  }
+  double hwmAfter = rlscope::bench::procStatusKiB("VmHWM");
+  state.SetItemsProcessed(state.iterations() * events);
+  state.counters["events"] = static_cast<double>(events);
+  state.counters["peak_rss_MiB"] = (reset ? hwmAfter : before + hwmAfter - hwmBefore) / 1024;
+  if (!keep &&
+      state.range(0) + 1 == static_cast<std::int64_t>(rlscope::bench::traceShapes().size())) {
+    std::error_code ignored;
+    for (const auto& [name, trace] : written) fs::remove(trace.first, ignored);
+  }
+}
+
+BENCHMARK(BM_AnalyzeShape)
+    ->DenseRange(0, static_cast<int>(rlscope::bench::traceShapes().size()) - 1)
+    ->Iterations(2)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 BENCHMARK(BM_Analyze)->Arg(1'000'000)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_Analyze)->Arg(10'000'000)->Iterations(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_AnalyzeCommand)
