@@ -18,8 +18,18 @@ namespace rlscope::cli {
 
 namespace {
 
-template <typename Options>
-int analyzeMany(const Options& opts) {
+struct AnalyzeCommandOptions {
+  std::vector<std::string> inputs;
+  std::string format = "table";
+  std::string output;
+  TraceAnalysisOptions analysis;
+  unsigned jobs = std::max(1u, std::thread::hardware_concurrency());
+  std::string ray;
+  std::size_t topOperations = 20;
+};
+
+// Several traces, a directory or analysis documents: analysed here or on Ray, then combined.
+int analyzeMany(const AnalyzeCommandOptions& opts) {
   if (opts.format == "html")
     throw std::runtime_error(
         "--format html reports on one trace; several combine as table, "
@@ -73,16 +83,7 @@ Run addAnalyzeCommand(CLI::App& app) {
       "on its own, --jobs at a time or as Ray tasks on a cluster (--ray), and combines them:\n"
       "every process side by side and every operation across them, slowest named\n"
       "(docs/fleet.md). Analysis documents (*.json of `-f json`) combine the same way.");
-  struct Options {
-    std::vector<std::string> inputs;
-    std::string format = "table";
-    std::string output;
-    TraceAnalysisOptions analysis;
-    unsigned jobs = std::max(1u, std::thread::hardware_concurrency());
-    std::string ray;
-    std::size_t topOperations = 20;
-  };
-  auto opts = std::make_shared<Options>();
+  auto opts = std::make_shared<AnalyzeCommandOptions>();
   cmd->add_option("TRACE", opts->inputs,
                   "rlscope trace (SQLite); or several, directories of them (*.sqlite), or "
                   "analysis documents (*.json) to combine")
