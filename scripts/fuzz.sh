@@ -2,7 +2,8 @@
 # Fuzzes the readers of untrusted input with libFuzzer, under AddressSanitizer and UBSan:
 # fuzz_kineto_import (a stranger's Kineto JSON), fuzz_nsys_import (a stranger's Nsight Systems
 # export, given as the SQL that builds it), fuzz_part_merge (the part file a crashed or killed
-# process leaves for the merge) and fuzz_kernel_models (a `predict --kernel-models` file). Builds
+# process leaves for the merge), fuzz_kernel_models (a `predict --kernel-models` file) and
+# fuzz_analysis_document (an analysis document for `rlscope report` or a fleet's combination). Builds
 # build-fuzz/ with Clang, starts each from its corpus kept in the repository (fuzz/seeds/TARGET/:
 # documents, exports, inputs that once found bugs, and what earlier runs found worth keeping;
 # plus the parts of a real run of the CPU sample), runs each fuzzer for SECONDS, and exits 1 if any found a crash (the input is kept in out/fuzz/crashes/).
@@ -31,10 +32,10 @@ CC=clang CXX=clang++ configure "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DRLSC
   -DRLSCOPE_WITH_GUI=OFF -DRLSCOPE_WITH_PYTHON=OFF -DRLSCOPE_WITH_CUDA=OFF
 step "Building (-j$build_jobs)"
 cmake --build "$build" -j "$build_jobs" --target fuzz_kineto_import fuzz_nsys_import \
-  fuzz_part_merge fuzz_kernel_models rlscope-prof rlscope_collector rlscope_sample_cpu_training
+  fuzz_part_merge fuzz_kernel_models fuzz_analysis_document rlscope-prof rlscope_collector rlscope_sample_cpu_training
 
 step "Seeding the corpora"
-fuzzers=(kineto_import nsys_import part_merge kernel_models)
+fuzzers=(kineto_import nsys_import part_merge kernel_models analysis_document)
 for fuzzer in "${fuzzers[@]}"; do
   mkdir -p "$out/$fuzzer"
   cp fuzz/seeds/"$fuzzer"/* "$out/$fuzzer/"
@@ -47,7 +48,8 @@ trap 'rm -rf "$seed_run"' EXIT
 find "$seed_run" -name '*.part' -exec cp {} "$out/part_merge/" \;
 echo "seeds: $(find "$out/kineto_import" -type f | wc -l) Kineto documents," \
   "$(find "$out/nsys_import" -type f | wc -l) nsys exports, $(find "$out/part_merge" -type f | wc -l) parts," \
-  "$(find "$out/kernel_models" -type f | wc -l) kernel model files"
+  "$(find "$out/kernel_models" -type f | wc -l) kernel model files," \
+  "$(find "$out/analysis_document" -type f | wc -l) analysis documents"
 
 failed=0
 for fuzzer in "${fuzzers[@]}"; do
