@@ -1,11 +1,11 @@
 // Kineto JSON import of arbitrary bytes: an error is fine (the command prints it as one line);
 // a crash, hang, leak or sanitizer report is a bug.
+#include <unistd.h>
 #include <cstddef>
 #include <cstdint>
 #include <exception>
 #include <filesystem>
 #include <string>
-#include <unistd.h>
 
 #include "input_file.h"
 #include "kineto_importer.h"
@@ -13,9 +13,9 @@
 namespace {
 
 const std::filesystem::path& output() {
-  static const std::filesystem::path path = std::filesystem::temp_directory_path() /
-                                            ("rlscope-fuzz-kineto-" + std::to_string(::getpid()) +
-                                             ".sqlite");
+  static const std::filesystem::path path =
+      std::filesystem::temp_directory_path() /
+      ("rlscope-fuzz-kineto-" + std::to_string(::getpid()) + ".sqlite");
   return path;
 }
 

@@ -16,8 +16,8 @@
 namespace {
 
 struct Scratch {
-  std::filesystem::path dir = std::filesystem::temp_directory_path() /
-                              ("rlscope-fuzz-part-" + std::to_string(::getpid()));
+  std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("rlscope-fuzz-part-" + std::to_string(::getpid()));
   Scratch() { std::filesystem::create_directories(dir); }
 };
 

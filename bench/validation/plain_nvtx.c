@@ -104,8 +104,7 @@ static void write_result(void) {
     fprintf(f, "%s\"%s\": %lld", i ? ", " : "", g_names[i].name, (long long)g_names[i].ns);
   fprintf(f, "}, \"instances\": {");
   for (int i = 0; i < g_nameCount; ++i)
-    fprintf(f, "%s\"%s\": %lld", i ? ", " : "", g_names[i].name,
-            (long long)g_names[i].instances);
+    fprintf(f, "%s\"%s\": %lld", i ? ", " : "", g_names[i].name, (long long)g_names[i].instances);
   fprintf(f, "}, \"children\": {\"(outside operations)\": %lld", (long long)g_topLevel);
   for (int i = 0; i < g_nameCount; ++i)
     fprintf(f, ", \"%s\": %lld", g_names[i].name, (long long)g_names[i].children);

@@ -119,9 +119,10 @@ struct TraceWriter::Impl {
   }
 
   void flushAll() {
-    for (auto* ins : {&strings, &processes, &processIdentities, &threads, &cpuIntervals, &operations, &phases,
-                      &plainEvents, &externalCorrelations, &calibrations, &kernels, &apiCalls[0],
-                      &apiCalls[1], &memcpys, &memsets, &syncs, &nvtx, &threadNames, &gpuInfo}) {
+    for (auto* ins :
+         {&strings, &processes, &processIdentities, &threads, &cpuIntervals, &operations, &phases,
+          &plainEvents, &externalCorrelations, &calibrations, &kernels, &apiCalls[0], &apiCalls[1],
+          &memcpys, &memsets, &syncs, &nvtx, &threadNames, &gpuInfo}) {
       ins->flush();
     }
   }
@@ -142,12 +143,13 @@ struct TraceWriter::Impl {
       "INSERT OR REPLACE",
       table::kProcesses,
       {"globalPid", "pid", "parentPid", "name", "commandLine", "start", "end", "exitStatus"}};
-  BatchedInsert processIdentities{db,
-                                  worker,
-                                  "INSERT OR REPLACE",
-                                  table::kProcessIdentity,
-                                  {"globalPid", "host", "launcher", "rank", "localRank", "worldSize",
-                                   "localWorldSize", "nodeRank", "backend", "variables"}};
+  BatchedInsert processIdentities{
+      db,
+      worker,
+      "INSERT OR REPLACE",
+      table::kProcessIdentity,
+      {"globalPid", "host", "launcher", "rank", "localRank", "worldSize", "localWorldSize",
+       "nodeRank", "backend", "variables"}};
   BatchedInsert threads{
       db, worker, "INSERT OR REPLACE", table::kThreads, {"globalTid", "globalPid", "tid", "name"}};
   BatchedInsert cpuIntervals{

@@ -5,7 +5,9 @@ namespace rlscope::trace {
 WriterThread::WriterThread(std::size_t maxQueued, std::size_t wakeAt)
     : maxQueued_(maxQueued), wakeAt_(wakeAt), thread_([this] { run(); }) {}
 
-WriterThread::~WriterThread() { stop(); }
+WriterThread::~WriterThread() {
+  stop();
+}
 
 void WriterThread::post(std::function<void()> task) {
   std::unique_lock lock(mutex_);

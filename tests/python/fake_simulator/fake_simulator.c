@@ -47,10 +47,8 @@ static PyObject* step(PyObject* self, PyObject* arg) {
   (void)self;
   double seconds;
   if (!seconds_argument(arg, &seconds)) return NULL;
-  Py_BEGIN_ALLOW_THREADS
-  busy_loop(seconds);
-  Py_END_ALLOW_THREADS
-  Py_RETURN_NONE;
+  Py_BEGIN_ALLOW_THREADS busy_loop(seconds);
+  Py_END_ALLOW_THREADS Py_RETURN_NONE;
 }
 
 static PyObject* step_with_callback(PyObject* self, PyObject* args) {
@@ -64,15 +62,11 @@ static PyObject* step_with_callback(PyObject* self, PyObject* args) {
     PyErr_SetString(PyExc_TypeError, "step_with_callback: fn must be callable");
     return NULL;
   }
-  Py_BEGIN_ALLOW_THREADS
-  busy_loop(seconds / 2);
-  Py_END_ALLOW_THREADS
-  PyObject* result = PyObject_CallNoArgs(fn);
+  Py_BEGIN_ALLOW_THREADS busy_loop(seconds / 2);
+  Py_END_ALLOW_THREADS PyObject* result = PyObject_CallNoArgs(fn);
   if (!result) return NULL;
-  Py_BEGIN_ALLOW_THREADS
-  busy_loop(seconds / 2);
-  Py_END_ALLOW_THREADS
-  return result;
+  Py_BEGIN_ALLOW_THREADS busy_loop(seconds / 2);
+  Py_END_ALLOW_THREADS return result;
 }
 
 static PyObject* fail(PyObject* self, PyObject* unused) {
@@ -87,7 +81,9 @@ typedef struct {
   PyObject_HEAD
 } WorldObject;
 
-static PyObject* world_step(PyObject* self, PyObject* arg) { return step(self, arg); }
+static PyObject* world_step(PyObject* self, PyObject* arg) {
+  return step(self, arg);
+}
 
 static PyMethodDef world_methods[] = {
     {"step", world_step, METH_O, "step(seconds): busy-loops in C."},
@@ -95,8 +91,7 @@ static PyMethodDef world_methods[] = {
 };
 
 static PyTypeObject world_type = {
-    PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "rlscope_fake_simulator.World",
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "rlscope_fake_simulator.World",
     .tp_basicsize = sizeof(WorldObject),
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_doc = PyDoc_STR("A fake simulated world."),
@@ -113,9 +108,15 @@ static PyMethodDef module_methods[] = {
 };
 
 static struct PyModuleDef module_def = {
-    PyModuleDef_HEAD_INIT, "rlscope_fake_simulator",
-    "A fake native simulator for rlscope's Python tests.", -1, module_methods,
-    NULL, NULL, NULL, NULL,
+    PyModuleDef_HEAD_INIT,
+    "rlscope_fake_simulator",
+    "A fake native simulator for rlscope's Python tests.",
+    -1,
+    module_methods,
+    NULL,
+    NULL,
+    NULL,
+    NULL,
 };
 
 PyMODINIT_FUNC PyInit_rlscope_fake_simulator(void) {

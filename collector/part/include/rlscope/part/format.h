@@ -56,13 +56,13 @@ static_assert(sizeof(BlockHeader) == 16);
 
 enum class RecordType : std::uint16_t {
   // Process and threads.
-  kProcessInfo = 1,  // ProcessInfo + strings: executable, command line (NUL-separated argv)
-  kProcessEnd = 2,   // ProcessEnd: written last by a process that finished its part
-  kThreadStart = 3,  // ThreadStart: first record of every thread's first block
-  kThreadName = 4,   // ThreadName + string: name (nvtxNameOsThread, pthread name)
-  kWarning = 5,      // Instant + string: something the user should know (shown by rlscope-prof)
-  kClockSync = 6,    // ClockSync: a tick count and CLOCK_MONOTONIC at the same instant
-  kThreadEnd = 7,    // Instant: the thread exited (not written for the main thread)
+  kProcessInfo = 1,      // ProcessInfo + strings: executable, command line (NUL-separated argv)
+  kProcessEnd = 2,       // ProcessEnd: written last by a process that finished its part
+  kThreadStart = 3,      // ThreadStart: first record of every thread's first block
+  kThreadName = 4,       // ThreadName + string: name (nvtxNameOsThread, pthread name)
+  kWarning = 5,          // Instant + string: something the user should know (shown by rlscope-prof)
+  kClockSync = 6,        // ClockSync: a tick count and CLOCK_MONOTONIC at the same instant
+  kThreadEnd = 7,        // Instant: the thread exited (not written for the main thread)
   kProcessIdentity = 8,  // ProcessIdentity + strings: host, launcher variables (NAME=value\0...)
   // NVTX.
   kRangePush = 10,       // NvtxEvent + string: message (empty when stringHandle is set)
@@ -76,9 +76,9 @@ enum class RecordType : std::uint16_t {
   kNameCategory = 17,    // NvtxHandleName (handle = category) + string: category name
   // CPU categories, from the Python hooks: a per-thread stack of what runs (Python, Backend,
   // Simulator), flattened into rlscope_cpu_intervals by the merge.
-  kCategoryPush = 20,       // CategoryPush
-  kCategoryPop = 21,        // Instant
-  kCategoryName = 22,       // NvtxHandleName (domain 0) + string: the name CategoryPush::name refers to
+  kCategoryPush = 20,  // CategoryPush
+  kCategoryPop = 21,   // Instant
+  kCategoryName = 22,  // NvtxHandleName (domain 0) + string: the name CategoryPush::name refers to
   kCategoryPopEvents = 23,  // CategoryPopEvents: a pop that counts the Python events before it
   kPythonEvents = 24,       // PythonEvents: the process's Python events in all (tid 0, at its end)
   // CUDA, from CUPTI activity records.
