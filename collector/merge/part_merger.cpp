@@ -66,6 +66,10 @@ std::string shortNameOf(const std::string& demangled) {
   return head.empty() ? demangled : head;
 }
 
+std::string_view firstArgument(std::string_view nulSeparated) {
+  return nulSeparated.substr(0, nulSeparated.find('\0'));
+}
+
 std::string joinArgv(std::string_view nulSeparated) {
   std::string out(nulSeparated);
   std::replace(out.begin(), out.end(), '\0', ' ');
@@ -282,7 +286,8 @@ class Merger {
     std::uint32_t parentPid = 0;  // of its first image: the parent, or the pid it forked from
     std::int64_t start = 0, lastTime = 0;
     int images = 0;
-    std::string exe, commandLine;                          // of its last image
+    std::string exe, commandLine;  // of its last image
+    std::string renamedTo;         // the name its last image gave itself (setproctitle), if it did
     std::optional<part::ProcessEnd> end;                   // of its last image
     std::optional<trace::ProcessIdentityRecord> identity;  // of its last image that said
     std::map<std::uint32_t, ThreadInfo> threads;
@@ -296,6 +301,7 @@ class Merger {
     std::int64_t start = 0;
     std::int64_t lastTime = 0;
     std::string exe, commandLine;
+    std::string renamedTo;  // argv[0] of a later ProcessInfo: the process renamed itself
     std::optional<trace::ProcessIdentityRecord> identity;
     std::uint32_t parentPid = 0, forkedFrom = 0;
     std::optional<part::ProcessEnd> end;
@@ -340,8 +346,11 @@ class Merger {
     switch (r.type) {
       case RecordType::kProcessInfo:
         if (auto info = r.payload<part::ProcessInfo>()) {
+          // Again later in the part when the process renamed itself (setproctitle).
+          auto argv = r.string<part::ProcessInfo>(1).value_or("");
+          p.renamedTo = p.exe.empty() ? std::string() : std::string(firstArgument(argv));
           p.exe = std::string(r.string<part::ProcessInfo>(0).value_or(""));
-          p.commandLine = joinArgv(r.string<part::ProcessInfo>(1).value_or(""));
+          p.commandLine = joinArgv(argv);
           p.parentPid = info->parentPid;
           p.forkedFrom = info->forkedFromPid;
         }
@@ -718,7 +727,7 @@ class Merger {
     pr.globalPid = p.globalPid;
     pr.pid = p.pid;
     pr.parentPid = p.parentPid;
-    pr.name = baseName(p.exe);
+    pr.name = p.renamedTo.empty() ? baseName(p.exe) : p.renamedTo;
     pr.commandLine = p.commandLine;
     pr.start = p.start;
     pr.end = p.lastTime;
@@ -796,6 +805,7 @@ class Merger {
     if (pr.images++ == 0) pr.parentPid = p.forkedFrom ? p.forkedFrom : p.parentPid;
     pr.exe = p.exe;
     pr.commandLine = p.commandLine;
+    pr.renamedTo = p.renamedTo;
     pr.end = p.end;
     if (p.identity) pr.identity = p.identity;
     pr.lastTime = std::max(pr.lastTime, end);

@@ -203,6 +203,15 @@ TEST(Prof, ForkWithoutExecGetsItsOwnProcess) {
   }
 }
 
+TEST(Prof, AProcessThatRenamesItselfIsNamedAsItEnded) {
+  TempDir tmp;
+  auto p = profile(tmp, {workload(), "rename", "with", "arguments"});
+  ASSERT_EQ(p.result.exitCode, 0) << p.result.err;
+  Trace t(p.trace);
+  EXPECT_EQ(t.text("SELECT name FROM rlscope_processes"), "renamed-worker");
+  EXPECT_EQ(t.text("SELECT commandLine FROM rlscope_processes"), "renamed-worker");
+}
+
 TEST(Prof, ChildProcessesOfAllKinds) {
   if (kTsanBuild) GTEST_SKIP() << "ThreadSanitizer build: sh cannot load the collector";
   TempDir tmp;

@@ -55,6 +55,13 @@ def test_ray_actors_are_processes_of_the_trace(build, run_traced, tmp_path):
     assert len(matmul) == 2, matmul
     for launcher, calls, _ in matmul:
         assert launcher == "ray" and calls == 3 * 40, matmul
+    # Ray renames a worker after its actor once it is one (setproctitle): the trace names it so.
+    actors = t.query(
+        "SELECT p.name FROM rlscope_processes p WHERE p.globalPid IN "
+        "(SELECT DISTINCT (c.globalTid >> 24) << 24 FROM rlscope_cpu_intervals c "
+        "JOIN StringIds s ON s.id = c.nameId WHERE s.value = 'numpy.ndarray.__matmul__')"
+    )
+    assert sorted(name for (name,) in actors) == ["ray::Learner", "ray::Learner"], actors
     # The driver's operation spans the actors' work.
     assert t.scalar(
         "SELECT COUNT(*) FROM rlscope_operations o JOIN StringIds s ON s.id = o.nameId "

@@ -140,12 +140,11 @@ class Collector {
     std::string exe(4096, '\0');
     ssize_t n = ::readlink("/proc/self/exe", exe.data(), exe.size());
     exe.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
-    std::string cmdline = readFile("/proc/self/cmdline");
-    while (!cmdline.empty() && cmdline.back() == '\0') cmdline.pop_back();
     append(part::RecordType::kClockSync, sync);
-    part::ProcessInfo info{static_cast<std::int64_t>(sync.ticks), pid_, h.parentPid,
-                           config.features, forkedFrom};
-    append(part::RecordType::kProcessInfo, info, {exe, cmdline});
+    info_ = {static_cast<std::int64_t>(sync.ticks), pid_, h.parentPid, config.features, forkedFrom};
+    exe_ = std::move(exe);
+    title_ = commandLine();
+    append(part::RecordType::kProcessInfo, info_, {exe_, title_});
     part::ProcessIdentity identity{pid_, 0};
     std::string variables = launcherVariables(identity.variableCount);
     append(part::RecordType::kProcessIdentity, identity, {hostName(), variables});
@@ -384,9 +383,27 @@ class Collector {
         return;
       }
       if (stop_.load()) return;
+      recordProcessTitle();
       std::lock_guard lock(drainMutex_);
       drainLocked();
     }
+  }
+
+  // The process's command line as /proc shows it: argv, NUL-separated, without trailing NULs.
+  static std::string commandLine() {
+    std::string cmdline = readFile("/proc/self/cmdline");
+    while (!cmdline.empty() && cmdline.back() == '\0') cmdline.pop_back();
+    return cmdline;
+  }
+
+  // A process that renames itself while it runs (setproctitle: Ray's workers become
+  // "ray::Learner") is recorded again with its new command line, which the merge takes as its
+  // name: checked once a flush, on the writer thread, so the program pays nothing for it.
+  void recordProcessTitle() {
+    std::string now = commandLine();
+    if (now == title_) return;
+    title_ = std::move(now);
+    append(part::RecordType::kProcessInfo, info_, {exe_, title_});
   }
 
   void drainLocked() {
@@ -455,6 +472,10 @@ class Collector {
 
   Config config_;
   std::uint32_t pid_ = 0;
+  // The process's ProcessInfo record, and the command line last recorded: the writer thread's
+  // (start() sets them before it runs).
+  part::ProcessInfo info_{};
+  std::string exe_, title_;
   std::mutex drainMutex_;  // one drain at a time: writer thread, or the final one
   std::mutex registryMutex_;
   std::vector<ThreadBuffer*> buffers_;

@@ -56,7 +56,8 @@ static_assert(sizeof(BlockHeader) == 16);
 
 enum class RecordType : std::uint16_t {
   // Process and threads.
-  kProcessInfo = 1,      // ProcessInfo + strings: executable, command line (NUL-separated argv)
+  kProcessInfo = 1,      // ProcessInfo + strings: executable, command line (NUL-separated argv);
+                         // again, later, when the process renamed itself (setproctitle)
   kProcessEnd = 2,       // ProcessEnd: written last by a process that finished its part
   kThreadStart = 3,      // ThreadStart: first record of every thread's first block
   kThreadName = 4,       // ThreadName + string: name (nvtxNameOsThread, pthread name)
