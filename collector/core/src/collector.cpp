@@ -383,8 +383,8 @@ class Collector {
         return;
       }
       if (stop_.load()) return;
-      recordProcessTitle();
       std::lock_guard lock(drainMutex_);
+      recordProcessTitle();  // it allocates: only under drainMutex_ (see start())
       drainLocked();
     }
   }
