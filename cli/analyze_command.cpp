@@ -53,6 +53,14 @@ int analyzeMany(const AnalyzeCommandOptions& opts) {
   }
   auto inputs = fleetInputs(opts.inputs);
   report::Fleet fleet = analyzeFleet(inputs, opts.analysis, opts.jobs);
+  auto sayErrors = [&] {
+    for (const auto& t : fleet.traces)
+      if (!t.error.empty()) std::cerr << "rlscope: error: " << t.trace << ": " << t.error << '\n';
+  };
+  if (fleet.failed == fleet.traces.size()) {  // nothing to combine: the errors alone
+    sayErrors();
+    return 1;
+  }
   writeOutput(opts.output, [&](std::ostream& out) {
     if (opts.format == "json")
       out << report::fleetToJson(fleet).dump(2) << '\n';
@@ -61,8 +69,7 @@ int analyzeMany(const AnalyzeCommandOptions& opts) {
     else
       report::writeFleetTable(fleet, out, opts.topOperations);
   });
-  for (const auto& t : fleet.traces)
-    if (!t.error.empty()) std::cerr << "rlscope: error: " << t.trace << ": " << t.error << '\n';
+  sayErrors();
   return fleet.failed ? 1 : 0;
 }
 

@@ -106,6 +106,12 @@ FleetInput fleetInputFromDocument(const nlohmann::json& document, const std::str
       return in;
     }
   }
+  if (document.is_object() && document.contains("traceEvents")) {
+    in.error =
+        "a Kineto (Chrome trace) file, not an analysis document: `rlscope import` it, then "
+        "analyze the trace";
+    return in;
+  }
   try {
     in.analysis = parseAnalysis(document);
   } catch (const std::runtime_error& e) {

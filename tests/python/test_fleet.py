@@ -119,6 +119,17 @@ def test_a_broken_trace_is_one_line_and_the_others_are_combined(build, job, tmp_
     fleet = json.loads(r.stdout)
     assert fleet["failed"] == 1 and len(fleet["processes"]) == RANKS
 
+    # Nothing analysable: the errors alone, no output.
+    kineto = tmp_path / "kineto"
+    kineto.mkdir()
+    (kineto / "rank0.json").write_text('{"traceEvents": []}')
+    r = rlscope(build, "analyze", kineto)
+    assert (r.returncode, r.stdout) == (1, "")
+    assert r.stderr.strip().splitlines() == [
+        f"rlscope: error: {kineto / 'rank0.json'}: a Kineto (Chrome trace) file, not an analysis "
+        "document: `rlscope import` it, then analyze the trace"
+    ]
+
     html = rlscope(build, "analyze", "--format", "html", job)
     assert html.returncode == 1 and "one trace" in html.stderr
 

@@ -136,6 +136,15 @@ TEST(Fleet, FailedInputsAreCountedAndSaidAndTheOthersCombined) {
   EXPECT_EQ(fleetToJson(fleet)["traces"][1]["error"], "boom");
 }
 
+TEST(Fleet, AKinetoTraceAmongTheDocumentsSaysToImportIt) {
+  FleetInput in = fleetInputFromDocument(json{{"traceEvents", json::array()}}, "rank0.json");
+  EXPECT_FALSE(in.analysis);
+  EXPECT_EQ(in.trace, "rank0.json");
+  EXPECT_EQ(in.error,
+            "a Kineto (Chrome trace) file, not an analysis document: `rlscope import` it, then "
+            "analyze the trace");
+}
+
 TEST(Fleet, TheSameTraceTwiceIsTwoSetsOfProcesses) {
   json document = {{"schema", kAnalysisSchema},
                    {"trace", "same.sqlite"},
