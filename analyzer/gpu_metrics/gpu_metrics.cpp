@@ -423,12 +423,14 @@ void classifyGap(const Activity& a, TimeNs prevEnd, TimeNs gap, const GpuMetrics
 // of sorting every row (a third of the GPU metrics' time on kernel-heavy traces).
 class LaneRuns {
  public:
-  explicit LaneRuns(const ProcessAccumulator& p) : begin_(p.lanes.size() + 1, 0) {
-    for (const Activity& a : p.activities) ++begin_[a.lane + 1];
+  // Takes the activities: they are freed once grouped, not kept beside their copy.
+  LaneRuns(std::vector<Activity> activities, std::size_t laneCount) : begin_(laneCount + 1, 0) {
+    for (const Activity& a : activities) ++begin_[a.lane + 1];
     for (std::size_t l = 1; l < begin_.size(); ++l) begin_[l] += begin_[l - 1];
-    sorted_.resize(p.activities.size());
+    sorted_.resize(activities.size());
     std::vector<std::size_t> next(begin_.begin(), begin_.end() - 1);
-    for (const Activity& a : p.activities) sorted_[next[a.lane]++] = a;
+    for (const Activity& a : activities) sorted_[next[a.lane]++] = a;
+    activities = std::vector<Activity>();  // released now, before the lanes are sorted
     auto byStart = [](const Activity& a, const Activity& b) { return a.start < b.start; };
     for (std::uint32_t l = 0; l < lanes(); ++l) {
       auto run = this->run(l);
@@ -500,10 +502,11 @@ void addUp(IdleBreakdown& total, const IdleBreakdown& part) {
   total.streams.insert(total.streams.end(), part.streams.begin(), part.streams.end());
 }
 
+// Consumes the process's activities (p.activities is empty afterwards).
 IdleBreakdown idleBreakdown(std::int64_t pid, ProcessAccumulator& p,
                             const GpuMetricsOptions& options) {
   IdleBreakdown idle;
-  LaneRuns byLane(p);
+  LaneRuns byLane(std::exchange(p.activities, {}), p.lanes.size());
   // Lanes by device and stream: the order the streams are listed in, and each device's runs.
   std::vector<std::uint32_t> order(byLane.lanes());
   std::iota(order.begin(), order.end(), 0u);

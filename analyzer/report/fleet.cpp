@@ -1,6 +1,7 @@
 #include "fleet.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <map>
 #include <set>
 #include <stdexcept>
@@ -105,12 +106,12 @@ FleetInput fleetInputFromDocument(const nlohmann::json& document, const std::str
       in.error = e->get<std::string>();
       return in;
     }
-  }
-  if (document.is_object() && document.contains("traceEvents")) {
-    in.error =
-        "a Kineto (Chrome trace) file, not an analysis document: `rlscope import` it, then "
-        "analyze the trace";
-    return in;
+    if (document.contains("traceEvents")) {
+      in.error =
+          "a Kineto (Chrome trace) file, not an analysis document: `rlscope import` it, then "
+          "analyze the trace";
+      return in;
+    }
   }
   try {
     in.analysis = parseAnalysis(document);
@@ -152,9 +153,8 @@ Fleet combineAnalyses(const std::vector<FleetInput>& inputs) {
 
 std::string processLabel(const FleetProcess& process) {
   if (process.rank) return "rank " + std::to_string(*process.rank);
-  auto slash = process.trace.find_last_of('/');
-  std::string file = slash == std::string::npos ? process.trace : process.trace.substr(slash + 1);
-  return "pid " + std::to_string(process.process) + " in " + file;
+  return "pid " + std::to_string(process.process) + " in " +
+         std::filesystem::path(process.trace).filename().string();
 }
 
 }  // namespace rlscope::report

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "fleet.h"
+#include "report_text.h"
 #include "rlscope/trace/csv_field.h"
 
 namespace rlscope::report {
@@ -12,11 +13,8 @@ namespace {
 
 using nlohmann::json;
 
-json optionalJson(const std::optional<double>& value) {
-  return value ? json(*value) : json(nullptr);
-}
-
-json optionalJson(const std::optional<std::int64_t>& value) {
+template <class T>
+json optionalJson(const std::optional<T>& value) {
   return value ? json(*value) : json(nullptr);
 }
 
@@ -31,16 +29,12 @@ std::optional<double> vsMedianPct(double us, double medianUs) {
 }
 
 std::string signedPct(const std::optional<double>& pct) {
-  if (!pct) return "n/a";
-  char text[32];
-  std::snprintf(text, sizeof text, "%+.1f%%", *pct);
-  return text;
+  return pct ? formatPct(*pct, /*withSign=*/true) : "n/a";
 }
 
+// A share of a process's time; 0.0% of nothing (a process whose operations took no time).
 std::string pctOf(double part, double whole) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%.1f%%", whole > 0 ? 100.0 * part / whole : 0.0);
-  return text;
+  return formatPct(whole > 0 ? 100.0 * part / whole : 0.0);
 }
 
 std::string ms(const std::optional<double>& us) {

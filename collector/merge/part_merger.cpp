@@ -13,6 +13,7 @@
 #include <tuple>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 
 #include "operation_nesting.h"
 #include "rlscope/part/reader.h"
@@ -301,7 +302,8 @@ class Merger {
     std::int64_t start = 0;
     std::int64_t lastTime = 0;
     std::string exe, commandLine;
-    std::string renamedTo;  // argv[0] of a later ProcessInfo: the process renamed itself
+    bool described = false;  // its first ProcessInfo was read
+    std::string renamedTo;   // argv[0] of a later ProcessInfo: the process renamed itself
     std::optional<trace::ProcessIdentityRecord> identity;
     std::uint32_t parentPid = 0, forkedFrom = 0;
     std::optional<part::ProcessEnd> end;
@@ -348,7 +350,7 @@ class Merger {
         if (auto info = r.payload<part::ProcessInfo>()) {
           // Again later in the part when the process renamed itself (setproctitle).
           auto argv = r.string<part::ProcessInfo>(1).value_or("");
-          p.renamedTo = p.exe.empty() ? std::string() : std::string(firstArgument(argv));
+          if (std::exchange(p.described, true)) p.renamedTo = firstArgument(argv);
           p.exe = std::string(r.string<part::ProcessInfo>(0).value_or(""));
           p.commandLine = joinArgv(argv);
           p.parentPid = info->parentPid;
