@@ -181,6 +181,41 @@ def test_parquet_partitions_by_rank_and_duckdb_reads_them(build, job, tmp_path):
     assert [r[0] for r in rows] == list(range(RANKS))
 
 
+def test_parquet_keeps_a_strangers_table_names_inside_the_output(build, tmp_path):
+    """Table names come from the trace: one that reads as a path ("../../escaped") or holds a
+    quote must neither write outside the output directory nor break the query."""
+    pytest.importorskip("pyarrow", reason="pyarrow is not in this environment (pip install pyarrow)")
+    import sqlite3
+
+    trace = tmp_path / "stranger.sqlite"
+    db = sqlite3.connect(trace)
+    db.executescript(
+        """
+        CREATE TABLE rlscope_meta (key TEXT PRIMARY KEY, value TEXT);
+        INSERT INTO rlscope_meta VALUES ('schema_version', '2'), ('host', 'h');
+        CREATE TABLE "../../escaped" (globalPid INTEGER, x TEXT);
+        INSERT INTO "../../escaped" VALUES (16777216, 'a');
+        CREATE TABLE ".." (y INTEGER);
+        INSERT INTO ".." VALUES (2);
+        CREATE TABLE "we""ird" (z INTEGER);
+        INSERT INTO "we""ird" VALUES (3);
+        """
+    )
+    db.commit()
+    db.close()
+    out = tmp_path / "deep" / "out"
+    r = rlscope(build, "export", "--format", "parquet", "-o", out, trace)
+    assert r.returncode == 0, r.stderr
+    written = sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*.parquet"))
+    assert written == [
+        "deep/out/%2E%2E/job=stranger/host=h/stranger.parquet",
+        "deep/out/..%2F..%2Fescaped/job=stranger/host=h/rank=__HIVE_DEFAULT_PARTITION__/"
+        "stranger.parquet",
+        "deep/out/rlscope_meta/job=stranger/host=h/stranger.parquet",
+        "deep/out/we%22ird/job=stranger/host=h/stranger.parquet",
+    ]
+
+
 def test_a_missing_package_is_one_line(build, job, tmp_path):
     shadow = tmp_path / "shadow"
     for package in ("pyarrow", "ray"):

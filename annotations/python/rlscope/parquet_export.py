@@ -35,6 +35,21 @@ def _partition_value(value):
     return NULL_PARTITION if value is None else quote(str(value), safe="")
 
 
+def _identifier(name):
+    """A table or column name as an SQL identifier, whatever it holds."""
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _path_component(name):
+    """A table name as one directory name of its own: "/" and "%" escaped, and the names that
+    would mean another directory ("", ".", "..") spelled out. rlscope's and nsys's table names
+    stay as they are."""
+    escaped = quote(name, safe="")
+    if escaped in ("", ".", ".."):
+        escaped = "%2E" * len(name) or "%00"
+    return escaped
+
+
 def _arrow_type(pa, declared):
     declared = (declared or "").upper()
     if "INT" in declared:
@@ -107,7 +122,7 @@ class _PartitionedWriter:
 
 
 def _export_table(pa, pc, pq, connection, table, out, trace_name, job, host, identities):
-    columns = connection.execute(f'PRAGMA table_info("{table}")').fetchall()
+    columns = connection.execute(f"PRAGMA table_info({_identifier(table)})").fetchall()
     names = [c[1] for c in columns]
     types = [_arrow_type(pa, c[2]) for c in columns]
     schema = pa.schema(
@@ -116,9 +131,7 @@ def _export_table(pa, pc, pq, connection, table, out, trace_name, job, host, ide
     process_column = next((c for c in ("globalPid", "globalTid") if c in names), None)
     job_host = f"job={_partition_value(job)}/host={_partition_value(host)}"
 
-    def partition_of(global_pid):
-        if global_pid is None:
-            return f"{job_host}/rank={NULL_PARTITION}"
+    def partition_of(global_pid):  # a row without a process (None) has the trace's host
         process_host, rank = identities.get(global_pid, (host, None))
         return (
             f"job={_partition_value(job)}/host={_partition_value(process_host)}"
@@ -126,9 +139,11 @@ def _export_table(pa, pc, pq, connection, table, out, trace_name, job, host, ide
         )
 
     file_name = f"{trace_name}.parquet"
-    writer = _PartitionedWriter(pq, schema, out / table, file_name)
-    quoted = ", ".join(f'"{n}"' for n in names)
-    cursor = connection.execute(f'SELECT {quoted} FROM "{table}"')
+    # A stranger's trace names its tables and columns: quoted as SQL identifiers, and the table a
+    # single escaped path component (no "..", no "/"), so nothing is written outside `out`.
+    writer = _PartitionedWriter(pq, schema, out / _path_component(table), file_name)
+    quoted = ", ".join(_identifier(n) for n in names)
+    cursor = connection.execute(f"SELECT {quoted} FROM {_identifier(table)}")
     try:
         while rows := cursor.fetchmany(BATCH_ROWS):
             arrays = [
