@@ -97,24 +97,23 @@ def run_on_ray(address, rlscope, traces, options):
     try:
         nodes = _nodes(ray)
         analyse = ray.remote(num_cpus=1)(_analyse)
-        pending = {}
-        for trace in traces:
+        index = {}  # task -> its trace's place in `traces`
+        for i, trace in enumerate(traces):
             host = _trace_host(trace, nodes)
             task = analyse
             if host is not None:
                 strategy = NodeAffinitySchedulingStrategy(node_id=nodes[host], soft=False)
                 task = analyse.options(scheduling_strategy=strategy)
-            pending[task.remote(rlscope, str(trace), options)] = str(trace)
-        results, refs = {}, list(pending)
+            index[task.remote(rlscope, str(trace), options)] = i
+        results, refs = [None] * len(traces), list(index)
         while refs:
             done, refs = ray.wait(refs, num_returns=1)
-            result = ray.get(done[0])
-            results[result["trace"]] = result
+            result = results[index[done[0]]] = ray.get(done[0])
             progress(
                 f"analysed {result['trace']} on {result['node']} in {result['seconds']:.2f} s "
-                f"[{len(results)}/{len(pending)}]"
+                f"[{len(traces) - len(refs)}/{len(traces)}]"
             )
-        return [results[str(t)] for t in traces], len(nodes)
+        return results, len(nodes)
     finally:
         ray.shutdown()
 
