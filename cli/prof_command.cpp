@@ -15,6 +15,7 @@
 #include "calibrate_command.h"
 #include "commands.h"
 #include "launch.h"
+#include "live_merge.h"
 #include "part_merger.h"
 #include "python_config.h"
 #include "rlscope/part/format.h"
@@ -80,6 +81,10 @@ std::shared_ptr<ProfOptions> addProfOptions(CLI::App& cmd) {
   addProgramOptions(cmd, *o);
   cmd.add_flag("--keep-parts", o->keepParts,
                "keep the per-process part files next to the trace (for debugging rlscope)");
+  cmd.add_flag("--merge-after-exit", o->mergeAfterExit,
+               "turn the processes' part files into the trace only after COMMAND ends, instead "
+               "of while it runs at a lower priority: the trace then takes longer to be ready, "
+               "but no CPU goes to it while COMMAND runs");
   cmd.add_flag("-q,--quiet", o->quiet, "print only warnings and errors");
   cmd.add_flag("--calibrate", o->calibrate,
                "first measure what profiling costs per recorded event (the runs of `rlscope "
@@ -234,16 +239,24 @@ int runProf(const ProfOptions& options, std::vector<std::string> command, ProfOu
   auto env = launch::injectedEnvironment(config, notes);
   for (const auto& n : notes) warnLine(n);
 
+  // The parts become the trace while the command runs (unless --merge-after-exit), so that
+  // only its last moments are left when it ends.
+  std::unique_ptr<merge::LiveMerge> live;
+  if (!o.mergeAfterExit)
+    live = std::make_unique<merge::LiveMerge>(config.partDir, output, mergeOptions);
+
   launch::ExitStatus status;
   auto started = std::chrono::steady_clock::now();
   try {
     status = launch::runAndWait(resolved.path, command, env);
   } catch (const std::exception& e) {
+    live.reset();
     fs::remove_all(config.partDir);
     std::cerr << "rlscope-prof: error: " << e.what() << '\n';
     return 126;
   }
-  auto elapsed = std::chrono::steady_clock::now() - started;
+  auto ended = std::chrono::steady_clock::now();
+  auto elapsed = ended - started;
   double seconds = std::chrono::duration<double>(elapsed).count();
   mergeOptions.commandElapsedNs =
       std::chrono::duration_cast<std::chrono::nanoseconds>(elapsed).count();
@@ -261,13 +274,19 @@ int runProf(const ProfOptions& options, std::vector<std::string> command, ProfOu
 
   mergeOptions.progress = [&](const std::string& line) { say(o, line); };
   try {
-    auto report = merge::mergeParts(config.partDir, output, mergeOptions);
+    auto report = live ? live->finish([&](merge::MergeOptions& m) {
+      m.commandElapsedNs = mergeOptions.commandElapsedNs;
+      m.progress = mergeOptions.progress;
+    })
+                       : merge::mergeParts(config.partDir, output, mergeOptions);
+    double ready = std::chrono::duration<double>(std::chrono::steady_clock::now() - ended).count();
     for (const auto& w : report.warnings) warnLine(w);
     auto rows = [&](const char* table) {
       auto it = report.rowsPerTable.find(table);
       return it == report.rowsPerTable.end() ? std::uint64_t{0} : it->second;
     };
-    say(o, "trace written to " + output.string() + " (" + elapsedText(seconds) + " run; " +
+    say(o, "trace written to " + output.string() + " (" + elapsedText(seconds) + " run, ready " +
+               elapsedText(ready) + " after it; " +
                plural(static_cast<std::uint64_t>(report.processes), "process") + ", " +
                plural(static_cast<std::uint64_t>(report.threads), "thread") + ", " +
                plural(rows("rlscope_operations"), "operation") + ", " +

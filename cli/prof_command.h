@@ -28,6 +28,8 @@ struct ProfOptions {
   int flushMs = 100;
   double waitDescendantsSeconds = 5;
   bool keepParts = false;
+  // Merge the parts only after the command ends, not while it runs (merge::LiveMerge).
+  bool mergeAfterExit = false;
   bool quiet = false;
   // --calibrate: measure the per-event overhead costs first (rlscope calibrate) and store them
   // in the trace, so that `rlscope analyze` removes the profiler's overhead.

@@ -234,7 +234,7 @@ def bench_ppo(b, repeats=3):
             m = re.search(r"([0-9.]+) s\s*$", proc.stdout.strip())
             if m:  # ppo.py's own timing of its training loop
                 loop[kind].append(float(m.group(1)))
-            m = re.search(r"trace written to .* \(([0-9.]+) s run;", proc.stderr)
+            m = re.search(r"trace written to .* \(([0-9.]+) s run[;,]", proc.stderr)
             if m:  # rlscope-prof's: the command's run, before the trace is merged and written
                 run[kind].append(float(m.group(1)))
     best = {k: min(v) for k, v in wall.items()}

@@ -202,38 +202,42 @@ struct ThreadInfo {
 class Merger {
  public:
   Merger(trace::TraceWriter& writer, const MergeOptions& options, MergeReport& report,
-         bool longMerge)
-      : w_(writer), options_(options), report_(report), longMerge_(longMerge) {}
+         std::string outputName)
+      : w_(writer), options_(options), report_(report), outputName_(std::move(outputName)) {}
 
-  // Parts come in start order per pid (mergeParts). A part that continues the process of the
-  // previous one (the same pid after an exec) shares its process row; any other starts a new
-  // process.
-  void addPart(const std::filesystem::path& path) {
-    part::PartReader reader(path);
-    if (!continuesLastProcess(reader.header())) startProcess(reader.header());
-    lastHeader_ = reader.header();
-    Part p;
-    p.pid = reader.header().pid;
-    p.serial = ++partsRead_;
-    p.tracePid = process_->tracePid;
-    p.globalPid = process_->globalPid;
-    p.start = reader.header().startMonotonicNs;
-    p.lastTime = p.start;
-    if (!startMonotonic_ || p.start < *startMonotonic_) {
-      startMonotonic_ = p.start;
-      startWall_ = reader.header().startWallNs;
+  // What the parts in `dir` hold now, but each process's last flush (MergeOptions).
+  std::uint64_t mergeAvailable(const std::filesystem::path& dir, std::uint64_t budgetPerPart) {
+    discoverParts(dir, false);
+    std::uint64_t read = 0;
+    for (auto& o : parts_) read += advance(*o, false, budgetPerPart);
+    bytesMerged_ += read;
+    return read;
+  }
+
+  // The run is over: every part in `dir`, to its end.
+  void mergeRest(const std::filesystem::path& dir) {
+    discoverParts(dir, true);
+    std::uint64_t left = 0;
+    for (const auto& o : parts_) {
+      std::error_code ec;
+      auto size = std::filesystem::file_size(o->path, ec);
+      if (!ec && size > o->reader->bytesRead()) left += size - o->reader->bytesRead();
     }
-    // Pass 1: names that records refer to, wherever they sit in the part, and the clock pairs.
-    const auto& h = reader.header();
-    p.clock = TickConverter(static_cast<part::ClockKind>(h.clock));
-    p.clock.add(h.startTicks, h.startMonotonicNs);
-    reader.forEachRecord([&](std::uint32_t, const RecordView& r) { readNames(p, r); });
-    if (!p.clock.finish())
-      warn("process " + std::to_string(p.pid) +
-           ": its clock could not be calibrated (it ended too early); its times are approximate");
-    // Pass 2: everything else.
-    reader.forEachRecord([&](std::uint32_t tid, const RecordView& r) { readRecord(p, tid, r); });
-    finishPart(p, reader.cutShort());
+    longMerge_ = left >= options_.progressAboveBytes;
+    bool started = bytesMerged_ > 0;
+    sayIfLong(
+        (started ? "merging the last " + std::to_string(left >> 20) + " MiB of " : "merging ") +
+        std::to_string(parts_.size()) + (parts_.size() == 1 ? " part" : " parts") +
+        (started ? "" : " (" + std::to_string(left >> 20) + " MiB)") + " into " + outputName_);
+    std::size_t i = 0, n = parts_.size(), step = std::max<std::size_t>(1, n / 20);
+    for (auto& o : parts_) {
+      ++i;
+      if (options_.progress && n > 1 && (i % step == 0 || i == n || i == 1))
+        options_.progress("merging part " + std::to_string(i) + "/" + std::to_string(n) + " (" +
+                          o->path.filename().string() + ")");
+      completePart(*o);
+    }
+    parts_.clear();
   }
 
   // A progress line, for long merges only (MergeOptions::progressAboveBytes).
@@ -242,7 +246,8 @@ class Merger {
   }
 
   void finish() {
-    finishProcess();
+    for (auto& [pid, process] : processes_) finishProcess(process);
+    processes_.clear();
     writeOperations();
     for (const auto& [id, g] : gpus_) {
       w_.addGpuInfo(g);
@@ -292,6 +297,7 @@ class Merger {
     std::optional<part::ProcessEnd> end;                   // of its last image
     std::optional<trace::ProcessIdentityRecord> identity;  // of its last image that said
     std::map<std::uint32_t, ThreadInfo> threads;
+    part::FileHeader lastHeader{};  // of its last image's part
   };
 
   struct Part {
@@ -316,13 +322,135 @@ class Merger {
     std::map<std::uint32_t, std::uint64_t> unmatchedPops;
     std::uint64_t droppedCudaRecords = 0;  // summed over the part's flushes
     std::unordered_map<std::uint64_t, std::string> categoryNames;
-    // The external ids the part's CUDA calls carry (pass 1): the pushed ranges whose operation
-    // a launch must find. Most ranges enclose no launch, and none do in a CPU-only run.
-    std::unordered_set<std::uint64_t> launchExternalIds;
     std::map<std::uint32_t, std::vector<CategoryFrame>> categoryStacks;  // per thread
     std::uint64_t unmatchedCategoryPops = 0;
     TickConverter clock;
   };
+
+  // A part being read: what its process has written so far.
+  struct OpenPart {
+    std::filesystem::path path;
+    std::unique_ptr<part::PartReader> reader;
+    Part p;
+    std::size_t named = 0;               // blocks held whose pass 1 is done
+    std::vector<std::size_t> flushEnds;  // among the blocks held, the end of each writer flush
+  };
+
+  static std::uint64_t pushKey(std::uint64_t serial, std::uint32_t tid) {
+    return (serial << 32) | tid;
+  }
+
+  // Opens a part that has its header: a part that continues the process of the pid's previous
+  // one (an exec) shares its process row; any other starts a new process. The pid's previous part
+  // must be complete (completePart) before.
+  void openPart(const std::filesystem::path& path, std::unique_ptr<part::PartReader> reader) {
+    const part::FileHeader& h = reader->header();
+    auto known = processes_.find(h.pid);
+    Process& pr = known != processes_.end() && continuesProcess(known->second, h) ? known->second
+                                                                                  : startProcess(h);
+    pr.lastHeader = h;
+    auto open = std::make_unique<OpenPart>();
+    open->path = path;
+    Part& p = open->p;
+    p.pid = h.pid;
+    p.serial = ++partsRead_;
+    p.tracePid = pr.tracePid;
+    p.globalPid = pr.globalPid;
+    p.start = h.startMonotonicNs;
+    p.lastTime = p.start;
+    if (!startMonotonic_ || p.start < *startMonotonic_) {
+      startMonotonic_ = p.start;
+      startWall_ = h.startWallNs;
+    }
+    p.clock = TickConverter(static_cast<part::ClockKind>(h.clock));
+    p.clock.add(h.startTicks, h.startMonotonicNs);
+    open->reader = std::move(reader);
+    parts_.push_back(std::move(open));
+  }
+
+  // Reads what the part has appended and merges its records as far as their times are known:
+  // a flush's records are converted with the clock pair of the next flush, so the last flush
+  // waits for the next, unless `complete` (the process is gone: everything is merged). Stops
+  // after about `budget` bytes. Returns the bytes read.
+  std::uint64_t advance(OpenPart& o, bool complete, std::uint64_t budget) {
+    part::PartReader& reader = *o.reader;
+    std::uint64_t read = 0;
+    for (;;) {
+      std::size_t got = reader.readMore();
+      read += got;
+      // Pass 1: the names records refer to and the clock pairs, for every block as it is read.
+      for (std::size_t i = o.named; i < reader.blockCount(); ++i) {
+        reader.forEachRecord(i, i + 1,
+                             [&](std::uint32_t, const RecordView& r) { readNames(o.p, r); });
+        // The writer ends each flush with the process stream's block (tid 0).
+        if (reader.block(i).tid == 0) o.flushEnds.push_back(i + 1);
+      }
+      o.named = reader.blockCount();
+      // Pass 2: everything else, up to the end of the second-to-last flush read.
+      std::size_t ready = complete && got == 0      ? reader.blockCount()
+                          : o.flushEnds.size() >= 2 ? o.flushEnds[o.flushEnds.size() - 2]
+                                                    : 0;
+      if (ready > 0) {
+        reader.forEachRecord(
+            0, ready, [&](std::uint32_t tid, const RecordView& r) { readRecord(o.p, tid, r); });
+        reader.drop(ready);
+        o.named -= ready;
+        std::erase_if(o.flushEnds, [&](std::size_t end) { return end <= ready; });
+        for (auto& end : o.flushEnds) end -= ready;
+      }
+      if (got == 0 || read >= budget) return read;
+    }
+  }
+
+  // Merges the rest of a part whose process is gone, and closes it.
+  void completePart(OpenPart& o) {
+    advance(o, true, std::numeric_limits<std::uint64_t>::max());
+    finishPart(o.p, o.reader->cutShort());
+  }
+
+  // The parts in the directory not seen before: opened in (pid, start) order, after completing
+  // the part of an earlier image of the same pid (a pid has one live image at a time, so a new
+  // part means the old one has ended). A part whose header is not written yet is left for the
+  // next call, unless `final`.
+  void discoverParts(const std::filesystem::path& dir, bool final) {
+    std::error_code ec;
+    struct Found {
+      std::filesystem::path path;
+      std::unique_ptr<part::PartReader> reader;
+    };
+    std::vector<Found> found;
+    for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+      if (e.path().extension() != ".part" || seenParts_.count(e.path().filename().string()))
+        continue;
+      try {
+        found.push_back({e.path(), std::make_unique<part::PartReader>(e.path())});
+        seenParts_.insert(e.path().filename().string());
+      } catch (const std::runtime_error& err) {
+        // A part that is not even readable (a process killed before writing its header).
+        if (final) {
+          warn(err.what());
+          seenParts_.insert(e.path().filename().string());
+        }
+      }
+    }
+    if (ec) throw std::runtime_error("cannot read " + dir.string() + ": " + ec.message());
+    auto key = [](const Found& f) {
+      return std::tuple(f.reader->header().pid, f.reader->header().startMonotonicNs,
+                        f.path.string());
+    };
+    std::sort(found.begin(), found.end(),
+              [&](const Found& a, const Found& b) { return key(a) < key(b); });
+    for (auto& f : found) {
+      auto previous = std::find_if(parts_.begin(), parts_.end(), [&](const auto& o) {
+        return o->p.pid == f.reader->header().pid;
+      });
+      if (previous != parts_.end()) {
+        completePart(**previous);
+        parts_.erase(previous);
+      }
+      openPart(f.path, std::move(f.reader));
+    }
+  }
 
   template <class P>
   static std::optional<P> payloadOf(const Part& p, const RecordView& r) {
@@ -374,10 +502,6 @@ class Merger {
       case RecordType::kCategoryName:
         if (auto h = r.payload<part::NvtxHandleName>())
           p.categoryNames[h->handle] = std::string(r.string<part::NvtxHandleName>(0).value_or(""));
-        break;
-      case RecordType::kExternalCorrelation:
-        if (auto x = r.payload<part::ExternalCorrelation>())
-          p.launchExternalIds.insert(x->externalId);
         break;
       default:
         break;
@@ -685,26 +809,31 @@ class Merger {
                                             : trace::OperationSource::kNvtx;
     if (unterminated) op.args = R"({"unterminated":true})";
     nesting_.add(op);
-    // Push/pop ranges: the id the collector pushed as their external correlation.
-    if (o.pushIndex) {
-      std::uint64_t pushedId = part::operationIdOf(o.tid, o.pushIndex);
-      if (p.launchExternalIds.count(pushedId)) pushedIdToKey_[{p.serial, pushedId}] = op.id;
+    // Push/pop ranges: the collector pushed operationIdOf(tid, pushIndex) as their external
+    // correlation, which ties the launches in them to this operation.
+    if (o.pushIndex && tieLaunches_) {
+      auto& keys = keysOfPushes_[pushKey(p.serial, o.tid)];
+      if (keys.size() <= o.pushIndex) keys.resize(o.pushIndex + 1, 0);
+      keys[o.pushIndex] = op.id;
     }
   }
 
   // The same pid as the last part, which exec'd, or ended unseen (an exec the collector did not
   // see, or a kill: then only from the same parent, since a killed process's pid reused by an
   // unrelated one is a new process).
-  bool continuesLastProcess(const part::FileHeader& h) const {
-    if (!process_ || !lastHeader_ || lastHeader_->pid != h.pid) return false;
-    if (!process_->end) return lastHeader_->parentPid == h.parentPid;
-    return process_->end->reason == static_cast<std::uint32_t>(part::EndReason::kExec);
+  static bool continuesProcess(const Process& pr, const part::FileHeader& h) {
+    if (pr.lastHeader.pid != h.pid) return false;
+    if (!pr.end) return pr.lastHeader.parentPid == h.parentPid;
+    return pr.end->reason == static_cast<std::uint32_t>(part::EndReason::kExec);
   }
 
-  void startProcess(const part::FileHeader& h) {
-    finishProcess();
-    process_ = Process{};  // not emplace(): clang does not see Process's defaults as complete here
-    Process& pr = *process_;
+  // The pid's previous process, if any, is finished first.
+  Process& startProcess(const part::FileHeader& h) {
+    if (auto it = processes_.find(h.pid); it != processes_.end()) {
+      finishProcess(it->second);
+      processes_.erase(it);
+    }
+    Process& pr = processes_[h.pid];
     pr.pid = h.pid;
     if (!trace::fitsGlobalIdField(pr.pid) || !usedPids_.insert(pr.pid).second) {
       // pid reuse within the run (or an out-of-range pid): give the process a free one.
@@ -719,12 +848,11 @@ class Merger {
     }
     pr.globalPid = trace::globalPidOf(pr.tracePid);
     pr.start = h.startMonotonicNs;
+    return pr;
   }
 
   // Writes the process of the parts read so far, with the threads of all its images.
-  void finishProcess() {
-    if (!process_) return;
-    Process& p = *process_;
+  void finishProcess(Process& p) {
     trace::ProcessRecord pr;
     pr.globalPid = p.globalPid;
     pr.pid = p.pid;
@@ -761,10 +889,12 @@ class Merger {
       warn("process " + std::to_string(p.pid) + " (" + pr.name +
            ") ended without finishing its trace (killed, crashed, or still running): what "
            "it did in its last ~100 ms may be missing");
-    process_.reset();
   }
 
   void finishPart(Part& p, const std::string& cutShort) {
+    if (!p.clock.calibrated())
+      warn("process " + std::to_string(p.pid) +
+           ": its clock could not be calibrated (it ended too early); its times are approximate");
     std::int64_t end = p.end ? p.end->end : p.lastTime;
     // Start/end ranges, matched now that every thread's records are read.
     for (auto& [id, o] : p.started) {
@@ -803,7 +933,7 @@ class Merger {
            std::to_string(n) + " NVTX pops without a matching push (ignored)");
 
     // The image's share of its process.
-    Process& pr = *process_;
+    Process& pr = processes_.at(p.pid);
     if (pr.images++ == 0) pr.parentPid = p.forkedFrom ? p.forkedFrom : p.parentPid;
     pr.exe = p.exe;
     pr.commandLine = p.commandLine;
@@ -1002,8 +1132,12 @@ class Merger {
       std::int64_t opId = 0;
       auto ext = externalIds_.find({l.part, l.correlationId});
       if (ext != externalIds_.end()) {
-        auto key = pushedIdToKey_.find({l.part, ext->second});
-        if (key != pushedIdToKey_.end()) opId = idOfKey[static_cast<std::size_t>(key->second)];
+        auto tid = static_cast<std::uint32_t>(ext->second >> 32);
+        auto pushIndex = static_cast<std::uint32_t>(ext->second);
+        auto pushes = keysOfPushes_.find(pushKey(l.part, tid));
+        if (pushes != keysOfPushes_.end() && pushIndex < pushes->second.size() &&
+            pushes->second[pushIndex])
+          opId = idOfKey[static_cast<std::size_t>(pushes->second[pushIndex])];
       }
       if (!opId) opId = innermostAt(l.globalTid, l.start);
       if (!opId) continue;
@@ -1035,20 +1169,28 @@ class Merger {
   const MergeOptions& options_;
   MergeReport& report_;
   trace::RowCounts rowCounts_;
-  bool longMerge_;  // MergeOptions::progressAboveBytes reached: say what is going on
+  bool longMerge_ = false;  // MergeOptions::progressAboveBytes left at the end: say what goes on
   std::set<std::int64_t> usedPids_;
   std::optional<std::int64_t> startMonotonic_;
   std::int64_t startWall_ = 0;
   std::string host_ = hostName();  // the merging host: the run's (rlscope_meta.host)
   import::OperationNesting nesting_;
   std::int64_t operationsAdded_ = 0;
-  std::optional<Process> process_;              // the process of the parts being read
-  std::optional<part::FileHeader> lastHeader_;  // of the last part read
+  std::map<std::uint32_t, Process> processes_;    // the latest process of each pid
+  std::vector<std::unique_ptr<OpenPart>> parts_;  // parts still being written, or not yet read
+  std::set<std::string> seenParts_;               // file names of the parts opened so far
+  std::uint64_t bytesMerged_ = 0;                 // by mergeAvailable
+  std::string outputName_;                        // the trace's file name, for progress lines
   std::uint64_t partsRead_ = 0;
   std::uint64_t transitions_ = 0;   // CPU category pushes and pops: each is one transition
   std::uint64_t pythonEvents_ = 0;  // the processes' Python tracker callbacks (kPythonEvents)
+  // Whether launches can be tied to operations at all (a run that could use CUDA).
+  bool tieLaunches_ =
+      (options_.features & part::kFeatureCudaApi) != 0 && options_.gpuUnavailableReason.empty();
+  // Per part (Part::serial) and thread, the operation key of each push/pop range by its
+  // pushIndex: 8 bytes a range, where a map of the pushed ids cost 50.
+  std::unordered_map<std::uint64_t, std::vector<std::int64_t>> keysOfPushes_;
   // Keyed by Part::serial.
-  std::map<std::pair<std::uint64_t, std::uint64_t>, std::int64_t> pushedIdToKey_;  // launches' only
   std::map<std::pair<std::uint64_t, std::uint32_t>, std::uint64_t> externalIds_;
   std::vector<Launch> launches_;
   std::map<std::uint32_t, trace::GpuInfoRecord> gpus_;
@@ -1058,68 +1200,69 @@ class Merger {
 
 }  // namespace
 
-MergeReport mergeParts(const std::filesystem::path& partDir, const std::filesystem::path& out,
-                       const MergeOptions& options) {
-  std::vector<std::filesystem::path> parts;
-  std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator(partDir, ec))
-    if (e.path().extension() == ".part") parts.push_back(e.path());
-  if (ec) throw std::runtime_error("cannot read " + partDir.string() + ": " + ec.message());
-  // Per pid in start order, so that the parts of one process's successive images (exec) follow
-  // each other; unreadable headers last, to be reported by addPart.
-  struct Entry {
-    std::filesystem::path path;
-    std::optional<part::FileHeader> header;
-  };
-  std::vector<Entry> entries;
-  std::uint64_t totalBytes = 0;
-  for (auto& path : parts) {
-    std::error_code sizeError;
-    auto bytes = std::filesystem::file_size(path, sizeError);
-    if (!sizeError) totalBytes += bytes;
-    Entry e{path, std::nullopt};
-    try {
-      e.header = part::readPartHeader(path);
-    } catch (const std::runtime_error&) {
-    }
-    entries.push_back(std::move(e));
-  }
-  auto key = [](const Entry& e) {
-    return e.header ? std::tuple(0, e.header->pid, e.header->startMonotonicNs, e.path.string())
-                    : std::tuple(1, 0u, std::int64_t{0}, e.path.string());
-  };
-  std::sort(entries.begin(), entries.end(),
-            [&](const Entry& a, const Entry& b) { return key(a) < key(b); });
+struct PartMerge::State {
+  State(const std::filesystem::path& dir, const std::filesystem::path& out,
+        const MergeOptions& opts)
+      : partDir(readableDirectory(dir)),
+        options(opts),
+        writer(out, writerOptions()),
+        merger(writer, options, report, out.filename().string()) {}
 
-  MergeReport report;
-  // The merge reads parts and nests operations on this thread while the writer thread inserts:
+  static std::filesystem::path readableDirectory(const std::filesystem::path& dir) {
+    std::error_code ec;
+    std::filesystem::directory_iterator probe(dir, ec);
+    if (ec) throw std::runtime_error("cannot read " + dir.string() + ": " + ec.message());
+    return dir;
+  }
+
+  // The merge reads parts and nests operations on its thread while the writer thread inserts:
   // the writer thread has time to keep the indexes up to date, so commit() does not build them
   // at the end on one core (1.7 s for 1.8 M operations).
-  trace::WriterOptions writerOptions;
-  writerOptions.indexing = trace::WriterOptions::Indexing::kDuringLoad;
-  trace::TraceWriter writer(out, writerOptions);
-  Merger merger(writer, options, report, totalBytes >= options.progressAboveBytes);
-  merger.sayIfLong("merging " + std::to_string(entries.size()) +
-                   (entries.size() == 1 ? " part (" : " parts (") +
-                   std::to_string(totalBytes >> 20) + " MiB) into " + out.filename().string());
-  std::size_t i = 0, step = std::max<std::size_t>(1, entries.size() / 20);
-  for (const auto& e : entries) {
-    ++i;
-    if (options.progress && entries.size() > 1 && (i % step == 0 || i == entries.size() || i == 1))
-      options.progress("merging part " + std::to_string(i) + "/" + std::to_string(entries.size()) +
-                       " (" + e.path.filename().string() + ")");
-    try {
-      merger.addPart(e.path);
-    } catch (const std::runtime_error& err) {
-      // A part that is not even readable (a process killed before writing its header).
-      report.warnings.push_back(err.what());
-    }
+  static trace::WriterOptions writerOptions() {
+    trace::WriterOptions w;
+    w.indexing = trace::WriterOptions::Indexing::kDuringLoad;
+    return w;
   }
-  merger.finish();
-  merger.sayIfLong("finishing the trace");
-  writer.commit();
-  report.rows = writer.rowsWritten();
-  return report;
+
+  std::filesystem::path partDir;
+  MergeOptions options;
+  MergeReport report;
+  trace::TraceWriter writer;
+  Merger merger;
+  bool finished = false;
+};
+
+PartMerge::PartMerge(const std::filesystem::path& partDir, const std::filesystem::path& out,
+                     const MergeOptions& options)
+    : state_(std::make_unique<State>(partDir, out, options)) {}
+
+PartMerge::~PartMerge() = default;
+
+std::uint64_t PartMerge::mergeAvailable(std::uint64_t budgetPerPart) {
+  if (state_->finished) throw std::logic_error("PartMerge::mergeAvailable after finish");
+  return state_->merger.mergeAvailable(state_->partDir, budgetPerPart);
+}
+
+MergeOptions& PartMerge::options() {
+  return state_->options;
+}
+
+MergeReport PartMerge::finish() {
+  if (std::exchange(state_->finished, true))
+    throw std::logic_error("PartMerge::finish called twice");
+  State& s = *state_;
+  s.merger.mergeRest(s.partDir);
+  s.merger.finish();
+  s.merger.sayIfLong("finishing the trace");
+  s.writer.commit();
+  s.report.rows = s.writer.rowsWritten();
+  return std::move(s.report);
+}
+
+MergeReport mergeParts(const std::filesystem::path& partDir, const std::filesystem::path& out,
+                       const MergeOptions& options) {
+  PartMerge merge(partDir, out, options);
+  return merge.finish();
 }
 
 }  // namespace rlscope::merge

@@ -1,12 +1,14 @@
-// Turns the part files of one profiled run into its SQLite trace (what rlscope-prof does after
-// the program ends). Parts of processes that died mid-run are merged as far as they go, and the
-// report says what was cut short.
+// Turns the part files of one profiled run into its SQLite trace: while the run goes on
+// (rlscope-prof merges each flush of the collectors' writers as it lands, so that only the last
+// moments are left when the program exits), or all at once afterwards. Parts of processes that
+// died mid-run are merged as far as they go, and the report says what was cut short.
 #pragma once
 
 #include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -41,8 +43,34 @@ struct MergeReport {
   std::vector<std::string> warnings;  // one line each: cut-short parts, unmatched NVTX pops, ...
 };
 
-// Reads every *.part file in partDir and writes the trace to `out` (atomically: nothing is left
-// at `out` on error). Throws std::runtime_error with one line on failure.
+// The merge of one run's parts into the trace at `out`, which appears there only when finish()
+// commits it (nothing is left at `out` on error). Every call throws std::runtime_error with one
+// line on failure. Not thread-safe: one thread at a time.
+class PartMerge {
+ public:
+  PartMerge(const std::filesystem::path& partDir, const std::filesystem::path& out,
+            const MergeOptions& options);
+  ~PartMerge();
+  PartMerge(const PartMerge&) = delete;
+  PartMerge& operator=(const PartMerge&) = delete;
+
+  // Merges what the parts in partDir hold now, except each process's last writer flush, whose
+  // times are converted with the clock pair of the next one. At most about budgetPerPart bytes
+  // of each part, so that one busy process does not hold up the others. Returns the bytes read.
+  std::uint64_t mergeAvailable(std::uint64_t budgetPerPart = 64u << 20);
+
+  // The run is over: merges the rest of every part and commits the trace.
+  MergeReport finish();
+
+  // What finish() reads may still be set until then (commandElapsedNs, progress).
+  MergeOptions& options();
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+// Reads every *.part file in partDir and writes the trace to `out` (PartMerge, all at once).
 MergeReport mergeParts(const std::filesystem::path& partDir, const std::filesystem::path& out,
                        const MergeOptions& options);
 

@@ -15,20 +15,22 @@ class TickConverter {
  public:
   explicit TickConverter(part::ClockKind kind = part::ClockKind::kMonotonicNs) : kind_(kind) {}
 
-  void add(std::uint64_t ticks, std::int64_t ns) { points_.push_back({ticks, ns}); }
-
-  // Call once all pairs are added. False when ticks cannot be converted (fewer than two pairs
-  // with distinct tick counts): ns() then treats a tick as a nanosecond from the first pair.
-  bool finish() {
-    std::sort(points_.begin(), points_.end(),
-              [](const part::ClockSync& a, const part::ClockSync& b) { return a.ticks < b.ticks; });
-    points_.erase(std::unique(points_.begin(), points_.end(),
-                              [](const part::ClockSync& a, const part::ClockSync& b) {
-                                return a.ticks == b.ticks;
-                              }),
-                  points_.end());
-    return kind_ == part::ClockKind::kMonotonicNs || points_.size() >= 2;
+  // Pairs may be added while ticks are converted (the merge reads a part as it is written): a
+  // tick between two pairs converts the same whatever is added after them. A pair with the tick
+  // count of one already added is ignored.
+  void add(std::uint64_t ticks, std::int64_t ns) {
+    auto byTicks = [](const part::ClockSync& a, const part::ClockSync& b) {
+      return a.ticks < b.ticks;
+    };
+    part::ClockSync p{ticks, ns};
+    auto it = std::lower_bound(points_.begin(), points_.end(), p, byTicks);
+    if (it != points_.end() && it->ticks == ticks) return;
+    points_.insert(it, p);  // at the end, but for a damaged part's
   }
+
+  // False when ticks cannot be converted (fewer than two pairs with distinct tick counts): ns()
+  // then treats a tick as a nanosecond from the first pair.
+  bool calibrated() const { return kind_ == part::ClockKind::kMonotonicNs || points_.size() >= 2; }
 
   // A part is the collector's own, but a damaged one may hold any numbers: results saturate at
   // ±kLimitNs (which leaves room for differences of two of them) instead of overflowing.

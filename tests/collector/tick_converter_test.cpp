@@ -15,10 +15,10 @@ constexpr auto kTicks = part::ClockKind::kTicks;
 
 TEST(TickConverter, InterpolatesBetweenPairsAndExtrapolatesPastThem) {
   TickConverter c(kTicks);
-  c.add(3000, 2000);  // out of order on purpose: finish() sorts
+  c.add(3000, 2000);  // out of order on purpose: add() keeps them sorted
   c.add(1000, 1000);
   c.add(5000, 2500);
-  ASSERT_TRUE(c.finish());
+  ASSERT_TRUE(c.calibrated());
   EXPECT_EQ(c.ns(1000), 1000);
   EXPECT_EQ(c.ns(2000), 1500);  // 0.5 ns per tick in the first segment
   EXPECT_EQ(c.ns(4000), 2250);  // 0.25 in the second
@@ -29,14 +29,14 @@ TEST(TickConverter, InterpolatesBetweenPairsAndExtrapolatesPastThem) {
 TEST(TickConverter, OnePairCountsTicksAsNanosecondsAndFails) {
   TickConverter c(kTicks);
   c.add(100, 5000);
-  EXPECT_FALSE(c.finish());
+  EXPECT_FALSE(c.calibrated());
   EXPECT_EQ(c.ns(150), 5050);
   EXPECT_EQ(c.ns(40), 4940);
 }
 
 TEST(TickConverter, MonotonicPartsAreAlreadyNanoseconds) {
   TickConverter c;
-  EXPECT_TRUE(c.finish());
+  EXPECT_TRUE(c.calibrated());
   EXPECT_EQ(c.ns(123456789), 123456789);
 }
 
@@ -55,16 +55,16 @@ TEST(TickConverter, AbsurdPairsStayInRangeInsteadOfOverflowing) {
   TickConverter steep(kTicks);  // ~1.8e19 ns per tick
   steep.add(0, kMin);
   steep.add(1, kMax);
-  ASSERT_TRUE(steep.finish());
+  ASSERT_TRUE(steep.calibrated());
   expectInRange(steep);
   TickConverter backwards(kTicks);
   backwards.add(0, kMax);
   backwards.add(kTickMax, kMin);
-  ASSERT_TRUE(backwards.finish());
+  ASSERT_TRUE(backwards.calibrated());
   expectInRange(backwards);
   TickConverter one(kTicks);
   one.add(kTickMax, kMax);
-  one.finish();
+  ASSERT_FALSE(one.calibrated());
   expectInRange(one);
   EXPECT_EQ(one.ns(0), kMax - TickConverter::kLimitNs);  // the offset saturated, not the sum
 }

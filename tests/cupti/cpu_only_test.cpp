@@ -54,6 +54,7 @@ PartContents readParts(const std::filesystem::path& dir) {
   for (const auto& entry : std::filesystem::directory_iterator(dir)) {
     if (entry.path().extension() != ".part") continue;
     part::PartReader reader(entry.path());
+    reader.readAll();
     EXPECT_EQ(reader.cutShort(), "");
     reader.forEachRecord([&](std::uint32_t, const part::RecordView& r) {
       ++c.records;

@@ -123,6 +123,7 @@ TEST_F(FakeGpu, EveryCallInsideAnOperationCarriesItsExternalCorrelation) {
   for (const auto& entry : std::filesystem::recursive_directory_iterator(run_->dir.path())) {
     if (entry.path().extension() != ".part") continue;
     part::PartReader reader(entry.path());
+    reader.readAll();
     reader.forEachRecord([&](std::uint32_t, const part::RecordView& r) {
       if (r.type != part::RecordType::kExternalCorrelation) return;
       auto x = r.payload<part::ExternalCorrelation>();

@@ -1,12 +1,12 @@
 #include "rlscope/part/reader.h"
 
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <cstring>
-#include <fstream>
 #include <stdexcept>
 
 namespace rlscope::part {
@@ -32,10 +32,6 @@ bool recordsAreWhole(const std::byte* p, std::size_t n) {
   return true;
 }
 
-}  // namespace
-
-namespace {
-
 FileHeader checkedHeader(const std::filesystem::path& path, const std::byte* data,
                          std::size_t size) {
   if (size < sizeof(FileHeader)) throw partError(path, "shorter than its header");
@@ -49,104 +45,136 @@ FileHeader checkedHeader(const std::filesystem::path& path, const std::byte* dat
   return h;
 }
 
+// Up to n bytes at `offset`; fewer at the end of the file.
+std::size_t readAt(int fd, std::byte* to, std::size_t n, std::uint64_t offset) {
+  std::size_t got = 0;
+  while (got < n) {
+    ssize_t r = ::pread(fd, to + got, n - got, static_cast<off_t>(offset + got));
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) break;
+    got += static_cast<std::size_t>(r);
+  }
+  return got;
+}
+
 }  // namespace
 
 FileHeader readPartHeader(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw partError(path, "cannot open");
-  std::byte buf[sizeof(FileHeader)];
-  in.read(reinterpret_cast<char*>(buf), sizeof buf);
-  return checkedHeader(path, buf, static_cast<std::size_t>(in.gcount()));
+  PartReader reader(path);
+  return reader.header();
 }
 
-PartReader::PartReader(const std::filesystem::path& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw partError(path, "cannot open");
-  struct stat st {};
-  if (::fstat(fd, &st) != 0) {
-    ::close(fd);
-    throw partError(path, "cannot read its size");
-  }
-  // A process still running (left behind past --wait-descendants) may append to its part: the
-  // mapping covers the size seen now. Parts are never truncated, so no mapped page vanishes.
-  size_ = static_cast<std::size_t>(st.st_size);
-  if (size_ > 0) {
-    void* m = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE, fd, 0);
-    if (m != MAP_FAILED) {
-      ::madvise(m, size_, MADV_SEQUENTIAL);
-      data_ = static_cast<const std::byte*>(m);
-      mapped_ = true;
-    } else {
-      // A file system that cannot map files (some FUSE mounts): read the part into memory.
-      owned_.resize(size_);
-      std::size_t got = 0;
-      while (got < size_) {
-        ssize_t n = ::pread(fd, owned_.data() + got, size_ - got, static_cast<off_t>(got));
-        if (n <= 0) break;
-        got += static_cast<std::size_t>(n);
-      }
-      size_ = got;
-      data_ = owned_.data();
-    }
-  }
-  ::close(fd);
-  const std::size_t size = size_;
+PartReader::PartReader(const std::filesystem::path& path) : path_(path) {
+  fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd_ < 0) throw partError(path, "cannot open");
+  std::byte buf[sizeof(FileHeader)];
+  std::size_t got = readAt(fd_, buf, sizeof buf, 0);
   try {
-    header_ = checkedHeader(path, data_, size);
+    header_ = checkedHeader(path, buf, got);
   } catch (...) {
-    if (mapped_) ::munmap(const_cast<std::byte*>(data_), size_);
+    ::close(fd_);
     throw;
   }
-
-  std::size_t at = sizeof(FileHeader);
-  while (at < size) {
-    if (size - at < sizeof(BlockHeader)) {
-      cutShort_ = "ends inside a block header";
-      break;
-    }
-    BlockHeader b;
-    std::memcpy(&b, data_ + at, sizeof b);
-    if (b.magic != kBlockMagic) {
-      cutShort_ = "damaged block at byte " + std::to_string(at);
-      break;
-    }
-    if (b.payloadBytes > size - at - sizeof b) {
-      cutShort_ = "last block cut short at byte " + std::to_string(size);
-      break;
-    }
-    if (!recordsAreWhole(data_ + at + sizeof b, b.payloadBytes)) {
-      cutShort_ = "damaged record in block at byte " + std::to_string(at);
-      break;
-    }
-    at += sizeof b + b.payloadBytes;
-    ++blocks_;
-  }
-  validEnd_ = at < size ? at : size;
-  if (!cutShort_.empty()) validEnd_ = at;
+  fileOffset_ = sizeof(FileHeader);
 }
 
 PartReader::~PartReader() {
-  if (mapped_) ::munmap(const_cast<std::byte*>(data_), size_);
+  if (fd_ >= 0) ::close(fd_);
+}
+
+std::size_t PartReader::readMore(std::size_t sliceBytes) {
+  if (!damaged_.empty()) return 0;
+  // Bytes of blocks already merged are given back before the buffer grows.
+  if (dropped_ > 0 && dropped_ * 2 >= buffer_.size()) {
+    buffer_.erase(buffer_.begin(), buffer_.begin() + static_cast<std::ptrdiff_t>(dropped_));
+    for (auto& b : blocks_) b.at -= dropped_;
+    parsed_ -= dropped_;
+    fileOffset_ += dropped_;
+    dropped_ = 0;
+  }
+  struct stat st {};
+  if (::fstat(fd_, &st) != 0) return 0;
+  std::uint64_t end = bytesRead();
+  std::uint64_t left = static_cast<std::uint64_t>(st.st_size) > end
+                           ? static_cast<std::uint64_t>(st.st_size) - end
+                           : 0;
+  std::size_t want = sliceBytes;
+  if (buffer_.size() - parsed_ >= sizeof(BlockHeader)) {
+    // A block bigger than the slice is read whole.
+    BlockHeader b;
+    std::memcpy(&b, buffer_.data() + parsed_, sizeof b);
+    std::size_t need = sizeof b + b.payloadBytes - (buffer_.size() - parsed_);
+    want = std::max(want, need);
+  }
+  want = static_cast<std::size_t>(std::min<std::uint64_t>(want, left));
+  if (want == 0) return 0;
+  std::size_t at = buffer_.size();
+  buffer_.resize(at + want);
+  std::size_t got = readAt(fd_, buffer_.data() + at, want, end);
+  buffer_.resize(at + got);
+  parseBlocks();
+  return got;
+}
+
+void PartReader::readAll() {
+  while (readMore() > 0) {
+  }
+}
+
+void PartReader::parseBlocks() {
+  const std::size_t size = buffer_.size();
+  while (size - parsed_ >= sizeof(BlockHeader)) {
+    BlockHeader b;
+    std::memcpy(&b, buffer_.data() + parsed_, sizeof b);
+    if (b.magic != kBlockMagic) {
+      damaged_ = "damaged block at byte " + std::to_string(fileOffset_ + parsed_);
+      return;
+    }
+    if (b.payloadBytes > size - parsed_ - sizeof b) return;  // not all written (yet)
+    if (!recordsAreWhole(buffer_.data() + parsed_ + sizeof b, b.payloadBytes)) {
+      damaged_ = "damaged record in block at byte " + std::to_string(fileOffset_ + parsed_);
+      return;
+    }
+    blocks_.push_back({b.tid, parsed_ + sizeof b, b.payloadBytes});
+    parsed_ += sizeof b + b.payloadBytes;
+    ++blocksRead_;
+  }
+}
+
+PartReader::Block PartReader::block(std::size_t i) const {
+  const Held& h = blocks_[i];
+  return {h.tid, std::span<const std::byte>(buffer_.data() + h.at, h.bytes)};
 }
 
 void PartReader::forEachRecord(
+    std::size_t from, std::size_t to,
     const std::function<void(std::uint32_t, const RecordView&)>& visit) const {
-  std::size_t at = sizeof(FileHeader);
-  while (at < validEnd_) {
-    BlockHeader b;
-    std::memcpy(&b, data_ + at, sizeof b);
-    const std::byte* p = data_ + at + sizeof b;
+  for (std::size_t i = from; i < to && i < blocks_.size(); ++i) {
+    Block b = block(i);
     std::size_t off = 0;
-    while (off < b.payloadBytes) {
+    while (off < b.records.size()) {
       RecordHeader h;
-      std::memcpy(&h, p + off, sizeof h);
-      RecordView v{static_cast<RecordType>(h.type),
-                   std::span<const std::byte>(p + off + sizeof h, h.bytes - sizeof h)};
-      visit(b.tid, v);
+      std::memcpy(&h, b.records.data() + off, sizeof h);
+      visit(b.tid, RecordView{static_cast<RecordType>(h.type),
+                              b.records.subspan(off + sizeof h, h.bytes - sizeof h)});
       off += h.bytes;
     }
-    at += sizeof b + b.payloadBytes;
   }
+}
+
+void PartReader::drop(std::size_t n) {
+  n = std::min(n, blocks_.size());
+  if (n == 0) return;
+  dropped_ = blocks_[n - 1].at + blocks_[n - 1].bytes;
+  blocks_.erase(blocks_.begin(), blocks_.begin() + static_cast<std::ptrdiff_t>(n));
+}
+
+std::string PartReader::cutShort() const {
+  if (!damaged_.empty()) return damaged_;
+  std::size_t left = buffer_.size() - parsed_;
+  if (left == 0) return {};
+  if (left < sizeof(BlockHeader)) return "ends inside a block header";
+  return "last block cut short at byte " + std::to_string(bytesRead());
 }
 
 }  // namespace rlscope::part

@@ -1,0 +1,75 @@
+#include "live_merge.h"
+
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <stdexcept>
+
+namespace rlscope::merge {
+
+LiveMerge::LiveMerge(std::filesystem::path partDir, std::filesystem::path out, MergeOptions options,
+                     Options live)
+    : live_(live) {
+  thread_ = std::thread(
+      [this, dir = std::move(partDir), path = std::move(out), o = std::move(options)]() mutable {
+        run(std::move(dir), std::move(path), std::move(o));
+      });
+}
+
+LiveMerge::~LiveMerge() {
+  stop();
+}
+
+void LiveMerge::stop() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void LiveMerge::run(std::filesystem::path partDir, std::filesystem::path out,
+                    MergeOptions options) {
+  // Nice values are per thread on Linux and inherited by the threads it starts (the trace
+  // writer's). Failing to lower our own priority is harmless.
+  if (live_.niceness > 0)
+    ::setpriority(PRIO_PROCESS, static_cast<id_t>(::syscall(SYS_gettid)), live_.niceness);
+  try {
+    auto merge = std::make_unique<PartMerge>(partDir, out, options);
+    {
+      std::lock_guard lock(mutex_);
+      merge_ = std::move(merge);
+    }
+    for (;;) {
+      {
+        std::unique_lock lock(mutex_);
+        if (wake_.wait_for(lock, live_.interval, [&] { return stopping_; })) return;
+      }
+      // merge_ is only the caller's once this thread has ended.
+      std::uint64_t read = merge_->mergeAvailable();
+      std::lock_guard lock(mutex_);
+      bytesMerged_ += read;
+    }
+  } catch (...) {
+    std::lock_guard lock(mutex_);
+    error_ = std::current_exception();
+  }
+}
+
+MergeReport LiveMerge::finish(const std::function<void(MergeOptions&)>& complete) {
+  stop();
+  if (error_) std::rethrow_exception(error_);
+  if (!merge_) throw std::logic_error("LiveMerge::finish called twice");
+  auto merge = std::move(merge_);
+  if (complete) complete(merge->options());
+  return merge->finish();
+}
+
+std::uint64_t LiveMerge::bytesMergedLive() const {
+  std::lock_guard lock(mutex_);
+  return bytesMerged_;
+}
+
+}  // namespace rlscope::merge

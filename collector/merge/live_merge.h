@@ -1,0 +1,59 @@
+// Merges a run's parts into its trace on a background thread while the run goes on, so that
+// when the program exits only its last moments are left to merge (docs/architecture.md,
+// "Merging while the run runs"). The thread runs at a lower priority than the program: on a
+// machine with no idle core, the program keeps its share and the merge catches up at the end.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <exception>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "part_merger.h"
+
+namespace rlscope::merge {
+
+class LiveMerge {
+ public:
+  struct Options {
+    int niceness = 10;                        // added to the thread's nice value
+    std::chrono::milliseconds interval{100};  // between looks at the parts (a flush)
+  };
+
+  // Starts the thread, which creates the trace's temporary file and merges every `interval`.
+  LiveMerge(std::filesystem::path partDir, std::filesystem::path out, MergeOptions options,
+            Options live);
+  LiveMerge(std::filesystem::path partDir, std::filesystem::path out, MergeOptions options)
+      : LiveMerge(std::move(partDir), std::move(out), std::move(options), Options{}) {}
+  // Without finish(): stops the thread and leaves no trace.
+  ~LiveMerge();
+  LiveMerge(const LiveMerge&) = delete;
+  LiveMerge& operator=(const LiveMerge&) = delete;
+
+  // The run is over: stops the thread, then merges the rest and commits on the calling thread.
+  // `complete` may set what is known only now (MergeOptions::commandElapsedNs, progress). Throws
+  // std::runtime_error with one line when merging failed, here or on the thread.
+  MergeReport finish(const std::function<void(MergeOptions&)>& complete = {});
+
+  // Bytes of parts merged while the run ran (for progress and tests).
+  std::uint64_t bytesMergedLive() const;
+
+ private:
+  void run(std::filesystem::path partDir, std::filesystem::path out, MergeOptions options);
+  void stop();
+
+  Options live_;
+  mutable std::mutex mutex_;
+  std::condition_variable wake_;
+  bool stopping_ = false;
+  std::uint64_t bytesMerged_ = 0;
+  std::unique_ptr<PartMerge> merge_;  // created by the thread; the caller's after stop()
+  std::exception_ptr error_;
+  std::thread thread_;
+};
+
+}  // namespace rlscope::merge
