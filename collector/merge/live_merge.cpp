@@ -42,13 +42,16 @@ void LiveMerge::run(std::filesystem::path partDir, std::filesystem::path out,
       std::lock_guard lock(mutex_);
       merge_ = std::move(merge);
     }
-    for (;;) {
+    for (std::uint64_t read = 0;;) {
       {
+        // Straight on while the last look found something (a merge that fell behind catches
+        // up); otherwise the next flush is about `interval` away.
         std::unique_lock lock(mutex_);
-        if (wake_.wait_for(lock, live_.interval, [&] { return stopping_; })) return;
+        auto wait = read > 0 ? std::chrono::milliseconds(0) : live_.interval;
+        if (wake_.wait_for(lock, wait, [&] { return stopping_; })) return;
       }
       // merge_ is only the caller's once this thread has ended.
-      std::uint64_t read = merge_->mergeAvailable();
+      read = merge_->mergeAvailable();
       std::lock_guard lock(mutex_);
       bytesMerged_ += read;
     }
