@@ -117,6 +117,15 @@ else
   echo "bench.sh: the validation on real RL workloads is skipped (RLSCOPE_BENCH_VALIDATION=1 runs it)"
 fi
 
+# What a user waits for (bench/end_to_end/end_to_end.py): the samples and, when .venv has
+# Stable-Baselines3 (scripts/setup.sh --bench), SB3 PPO on MuJoCo Hopper; about 6 minutes.
+step "end to end: plain run, profiled run, trace ready, size, memory (bench/end_to_end/)"
+cmake --build "$dir" --target rlscope-prof rlscope_sample_cpu_training -j "$build_jobs"
+e2e_python=python3
+[[ -x "$python" ]] && e2e_python="$python"
+"$e2e_python" bench/end_to_end/end_to_end.py --build "$dir" --python "$PWD/$python" \
+  --json "$out/end_to_end.json" | tee "$out/end_to_end.txt"
+
 # Many traces (bench/fleet/fleet_bench.py): opt-in, it writes 2.5 GB of traces.
 if [[ "${RLSCOPE_BENCH_FLEET:-0}" == 1 ]]; then
   step "fleet: a 64-rank job analysed serially, with --jobs and as Ray tasks (bench/fleet/)"
