@@ -34,8 +34,7 @@ std::int64_t processOf(std::int64_t globalId) {
 }
 
 bool isGpu(std::uint32_t category) {
-  return category >= static_cast<std::uint32_t>(Category::kGpuKernel) &&
-         category <= static_cast<std::uint32_t>(Category::kGpuMemset);
+  return trace::isGpuCategory(static_cast<Category>(category));
 }
 
 constexpr auto kWaiting = static_cast<std::uint32_t>(Category::kWaiting);

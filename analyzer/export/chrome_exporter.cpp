@@ -15,6 +15,7 @@
 #include "json_object_text.h"
 #include "json_writer.h"
 #include "rlscope/trace/atomic_output.h"
+#include "rlscope/trace/enum_labels.h"
 #include "rlscope/trace/error.h"
 #include "rlscope/trace/global_id.h"
 
@@ -101,11 +102,8 @@ std::string_view syncName(trace::SyncType t) {
 // id -> label of one of the trace's ENUM_* tables (schema.cpp), e.g. 1 -> "HtoD".
 class EnumLabels {
  public:
-  EnumLabels(trace::Database& db, std::string_view table) {
-    if (!db.hasTable(table)) return;
-    auto st = db.prepare("SELECT id, label FROM " + std::string(table));
-    while (st.step()) labels_[st.columnInt(0)] = std::string(st.columnText(1));
-  }
+  EnumLabels(trace::Database& db, std::string_view table)
+      : labels_(trace::readEnumLabels(db, table)) {}
   std::string_view operator()(std::int64_t id) const {
     auto it = labels_.find(id);
     return it == labels_.end() || it->second.empty() ? std::string_view("Unknown")

@@ -21,9 +21,10 @@
 #include "input_file.h"
 #include "kineto_layout.h"
 #include "kineto_time.h"
-#include "operation_nesting.h"
 #include "rlscope/trace/error.h"
 #include "rlscope/trace/global_id.h"
+#include "rlscope/trace/kernel_names.h"
+#include "rlscope/trace/operation_nesting.h"
 #include "rlscope/trace/row_counts.h"
 #include "rlscope/trace/schema.h"
 
@@ -889,7 +890,9 @@ class KinetoImporter {
         k = trace::KernelRecord{};
         place(k, start, end, device, stream, a);
         k.demangledName = writer_.intern(e.name);
-        k.shortName = a.shortName.empty() ? k.demangledName : writer_.intern(a.shortName);
+        // Kineto names kernels by their demangled name; the short one as every producer does.
+        k.shortName = writer_.intern(a.shortName.empty() ? trace::shortKernelName(e.name)
+                                                         : std::string_view(a.shortName));
         k.mangledName = a.mangledName.empty() ? trace::kNoString : writer_.intern(a.mangledName);
         k.registersPerThread = a.registers;
         k.gridX = a.grid[0], k.gridY = a.grid[1], k.gridZ = a.grid[2];
@@ -1486,7 +1489,7 @@ class KinetoImporter {
   GpuArgs scratchArgs_;
   RawEvent event_;
   trace::CpuIntervalRecord cpuInterval_;
-  OperationNesting operations_;
+  trace::OperationNesting operations_;
   std::vector<PendingGpu> gpu_;
   trace::RowCounts rowCounts_;
   trace::KernelRecord kernel_;

@@ -15,10 +15,10 @@
 #include <utility>
 #include <vector>
 
-#include "operation_nesting.h"
 #include "rlscope/trace/error.h"
 #include "rlscope/trace/global_id.h"
 #include "rlscope/trace/input_path.h"
+#include "rlscope/trace/operation_nesting.h"
 #include "rlscope/trace/records.h"
 #include "rlscope/trace/schema.h"
 #include "rlscope/trace/sqlite.h"
@@ -48,13 +48,7 @@ std::string counted(std::uint64_t n, std::string_view noun) {
 }
 
 std::string quoted(std::string_view ident) {
-  // Appended piece by piece: `"\"" + std::string(...)` trips GCC 12's -Wrestrict at -O3.
-  std::string out;
-  out.reserve(ident.size() + 2);
-  out += '"';
-  out += ident;
-  out += '"';
-  return out;
+  return trace::quotedIdentifier(ident);
 }
 
 struct SchemaVersion {
@@ -754,7 +748,7 @@ class NsysImporter {
   std::unordered_set<std::int64_t> tids_;
   std::int64_t lastPid_ = 0;
   std::int64_t lastTid_ = 0;
-  OperationNesting nesting_;
+  trace::OperationNesting nesting_;
   std::uint64_t rowsRead_ = 0;
   std::uint64_t negativeStarts_ = 0;
   std::uint64_t unterminatedRanges_ = 0;

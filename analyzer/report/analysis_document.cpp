@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "rlscope/trace/records.h"
+
 namespace rlscope::report {
 
 namespace {
@@ -307,7 +309,8 @@ Analysis parseAnalysis(const json& document) {
 }
 
 bool isGpuCategory(const std::string& category) {
-  return category.rfind("GPU", 0) == 0;  // GPU kernel, GPU memcpy, GPU memset
+  auto c = trace::categoryFromName(category);
+  return c && trace::isGpuCategory(*c);
 }
 
 Resource resourceOf(const std::vector<std::string>& set) {

@@ -1,10 +1,8 @@
 #include "part_merger.h"
 
-#include <cxxabi.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -15,9 +13,10 @@
 #include <unordered_set>
 #include <utility>
 
-#include "operation_nesting.h"
 #include "rlscope/part/reader.h"
 #include "rlscope/trace/global_id.h"
+#include "rlscope/trace/kernel_names.h"
+#include "rlscope/trace/operation_nesting.h"
 #include "rlscope/trace/row_counts.h"
 #include "rlscope/trace/schema.h"
 #include "rlscope/trace/writer.h"
@@ -32,40 +31,6 @@ using part::RecordView;
 
 constexpr std::string_view kAnnotationDomain = "rlscope";   // annotations/rlscope.h operations
 constexpr std::string_view kPhaseDomain = "rlscope.phase";  // annotations/rlscope.h phases
-
-std::string demangle(const std::string& mangled) {
-  int status = 0;
-  std::unique_ptr<char, decltype(&std::free)> d(
-      abi::__cxa_demangle(mangled.c_str(), nullptr, nullptr, &status), &std::free);
-  return status == 0 && d ? std::string(d.get()) : mangled;
-}
-
-// nsys's shortName: the function's own name, without scope, template arguments or parameters.
-std::string shortNameOf(const std::string& demangled) {
-  std::size_t end = demangled.size();
-  int depth = 0;
-  for (std::size_t i = 0; i < demangled.size(); ++i) {
-    char c = demangled[i];
-    if (c == '<') {
-      if (depth == 0 && i > 0) {
-        end = i;
-        break;
-      }
-      ++depth;
-    } else if (c == '>') {
-      --depth;
-    } else if (c == '(' && depth == 0) {
-      end = i;
-      break;
-    }
-  }
-  std::string head = demangled.substr(0, end);
-  auto colon = head.rfind("::");
-  if (colon != std::string::npos) head = head.substr(colon + 2);
-  auto space = head.rfind(' ');  // a return type before the name
-  if (space != std::string::npos) head = head.substr(space + 1);
-  return head.empty() ? demangled : head;
-}
 
 std::string_view firstArgument(std::string_view nulSeparated) {
   return nulSeparated.substr(0, nulSeparated.find('\0'));
@@ -971,10 +936,10 @@ class Merger {
     trace::KernelRecord r;
     placeGpuRow(p, k, r);
     std::string mangled(name.value_or(""));
-    std::string demangled = demangle(mangled);
+    std::string demangled = trace::demangleKernelName(mangled);
     r.mangledName = w_.intern(mangled);
     r.demangledName = w_.intern(demangled);
-    r.shortName = w_.intern(shortNameOf(demangled));
+    r.shortName = w_.intern(trace::shortKernelName(demangled));
     r.launchType = k.launchType;
     r.cacheConfig = k.cacheConfigRequested;
     r.registersPerThread = k.registersPerThread;
@@ -1174,7 +1139,7 @@ class Merger {
   std::optional<std::int64_t> startMonotonic_;
   std::int64_t startWall_ = 0;
   std::string host_ = hostName();  // the merging host: the run's (rlscope_meta.host)
-  import::OperationNesting nesting_;
+  trace::OperationNesting nesting_;
   std::int64_t operationsAdded_ = 0;
   std::map<std::uint32_t, Process> processes_;    // the latest process of each pid
   std::vector<std::unique_ptr<OpenPart>> parts_;  // parts still being written, or not yet read

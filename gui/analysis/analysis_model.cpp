@@ -31,10 +31,6 @@ namespace {
 using trace::Category;
 using trace::TimeNs;
 
-bool isGpu(Category c) {
-  return c == Category::kGpuKernel || c == Category::kGpuMemcpy || c == Category::kGpuMemset;
-}
-
 // The innermost layer first: Python calls the backend or the simulator, which call CUDA; a
 // kernel outranks the copies and memsets running beside it.
 int innermostRank(Category c) {
@@ -52,7 +48,7 @@ BarSegment segmentOf(const analysis::CategorySetTime& set) {
   for (const auto& name : set.set) {
     auto c = trace::categoryFromName(name);
     if (!c) continue;
-    auto& slot = isGpu(*c) ? gpu : cpu;
+    auto& slot = trace::isGpuCategory(*c) ? gpu : cpu;
     if (!slot || innermostRank(*c) < innermostRank(*slot)) slot = c;
   }
   // The analyzer leaves Waiting in a set only when nothing else ran (analysis::analyzeTrace).

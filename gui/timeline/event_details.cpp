@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "duration_text.h"
+#include "rlscope/trace/enum_labels.h"
 #include "rlscope/trace/global_id.h"
 #include "rlscope/trace/schema.h"
 
@@ -142,9 +143,7 @@ Cell readCell(const Statement& st, int typeColumn) {
 }
 
 std::string quoted(std::string_view identifier) {
-  std::string out = "\"";
-  for (char c : identifier) out += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return out + "\"";
+  return trace::quotedIdentifier(identifier);
 }
 
 // One row of a table by rowid, with the columns the table has of those asked for: a trace from
@@ -360,12 +359,8 @@ struct EventDetailsReader::Impl {
     if (it != enums.end()) return it->second;
     auto& out = enums[std::string(table)];
     try {
-      Database& d = connection();
-      if (d.hasTable(table)) {
-        std::string text = d.hasColumn(table, "label") ? "COALESCE(label, name)" : "name";
-        auto st = d.prepare("SELECT id, " + text + " FROM " + quoted(table) + " LIMIT 4096");
-        while (st.step()) out[st.columnInt(0)] = displayText(st.columnText(1));
-      }
+      for (auto& [id, label] : trace::readEnumLabels(connection(), table))
+        out[id] = displayText(label);
     } catch (const std::exception&) {
       out.clear();
     }
@@ -528,14 +523,19 @@ void EventDetailsReader::Impl::readRow(const Track& track, const TrackItem& item
                     : parent.asInt()    ? operationText(*parent.asInt())
                                         : parent.raw());
       const Cell& source = row["source"];
+      using trace::OperationSource;
+      auto is = [&](OperationSource s) { return source.asInt() == static_cast<std::int64_t>(s); };
       static const std::map<std::int64_t, std::string> kSources = {
-          {0, "rlscope annotation"}, {1, "NVTX"}, {2, "Kineto user_annotation"}};
+          {static_cast<std::int64_t>(OperationSource::kAnnotation), "rlscope annotation"},
+          {static_cast<std::int64_t>(OperationSource::kNvtx), "NVTX"},
+          {static_cast<std::int64_t>(OperationSource::kKinetoUserAnnotation),
+           "Kineto user_annotation"}};
       auto known = source.asInt() ? kSources.find(*source.asInt()) : kSources.end();
       add("Source", known != kSources.end() ? known->second
                                             : enumText("ENUM_RLSCOPE_OPERATION_SOURCE", source));
-      if (source.asInt() == 0) {
+      if (is(OperationSource::kAnnotation)) {
         add("Domain", "rlscope");  // the collector's domain for rlscope annotations
-      } else if (source.asInt() == 1) {
+      } else if (is(OperationSource::kNvtx)) {
         addNvtxFields(row, row["globalTid"].asInt().value_or(track.globalTid), out);
       } else {
         add("Domain", std::string(kNoValue));

@@ -12,6 +12,7 @@
 #include <tuple>
 #include <utility>
 
+#include "rlscope/trace/enum_labels.h"
 #include "rlscope/trace/global_id.h"
 #include "rlscope/trace/schema.h"
 
@@ -110,13 +111,11 @@ ActivityNames addActivityNames(trace::Database& db, StringTable& strings) {
   };
   names.memcpy = add("Memcpy");
   names.memset = add("Memset");
-  if (!db.hasTable("ENUM_CUDA_MEMCPY_OPER")) return names;
-  auto st = db.prepare(
-      "SELECT id, label FROM ENUM_CUDA_MEMCPY_OPER WHERE id >= 0 AND id < 256 ORDER BY id");
-  while (st.step()) {
-    auto kind = static_cast<std::size_t>(st.columnInt(0));
+  for (const auto& [id, label] : trace::readEnumLabels(db, "ENUM_CUDA_MEMCPY_OPER")) {
+    if (id < 0 || id >= 256) continue;
+    auto kind = static_cast<std::size_t>(id);
     names.memcpyByKind.resize(kind + 1, names.memcpy);
-    names.memcpyByKind[kind] = add("Memcpy " + std::string(st.columnText(1)));
+    names.memcpyByKind[kind] = add("Memcpy " + label);
   }
   return names;
 }

@@ -173,9 +173,9 @@ void createSchema(Database& db) {
     auto c = static_cast<Category>(i);
     insert.bind(1, std::int64_t{i});
     insert.bind(2, categoryName(c));
-    insert.bind(3, c == Category::kWaiting                       ? std::string_view("none")
-                   : i >= static_cast<int>(Category::kGpuKernel) ? std::string_view("GPU")
-                                                                 : std::string_view("CPU"));
+    insert.bind(3, c == Category::kWaiting ? std::string_view("none")
+                   : isGpuCategory(c)      ? std::string_view("GPU")
+                                           : std::string_view("CPU"));
     insert.run();
   }
 }

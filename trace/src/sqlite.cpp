@@ -213,4 +213,17 @@ std::string Statement::columnAsText(int col) const {
   }
 }
 
+std::string quotedIdentifier(std::string_view identifier) {
+  // Appended piece by piece: `"\"" + std::string(...)` trips GCC 12's -Wrestrict at -O3.
+  std::string out;
+  out.reserve(identifier.size() + 2);
+  out += '"';
+  for (char c : identifier) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  out += '"';
+  return out;
+}
+
 }  // namespace rlscope::trace

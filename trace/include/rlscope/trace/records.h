@@ -16,8 +16,8 @@ using TimeNs = std::int64_t;
 using StringId = std::int64_t;
 inline constexpr StringId kNoString = 0;  // StringIds.id starts at 1
 
-// CPU and GPU categories of design.md §3. Values are stored in rlscope_cpu_intervals.category and
-// listed in the ENUM_RLSCOPE_CATEGORY table.
+// CPU and GPU categories (docs/trace-format.md). Values are stored in
+// rlscope_cpu_intervals.category and listed in the ENUM_RLSCOPE_CATEGORY table.
 enum class Category : int {
   kPython = 1,
   kBackend = 2,
@@ -32,6 +32,10 @@ enum class Category : int {
   kWaiting = 9,
 };
 inline constexpr int kCategoryCount = 9;
+// Time on a GPU (kernels, copies, memsets): the categories ENUM_RLSCOPE_CATEGORY calls "GPU".
+constexpr bool isGpuCategory(Category c) {
+  return c == Category::kGpuKernel || c == Category::kGpuMemcpy || c == Category::kGpuMemset;
+}
 std::string_view categoryName(Category c);
 std::optional<Category> categoryFromName(std::string_view name);
 

@@ -86,5 +86,8 @@ class Statement {
 std::string sqliteFileUri(const std::filesystem::path& path, std::string_view query);
 // True when the first 16 bytes of the file are SQLite's header.
 bool looksLikeSqlite(const std::filesystem::path& path);
+// An identifier (a table or column name, perhaps a stranger's) quoted for SQL: "name", with any
+// '"' in it doubled.
+std::string quotedIdentifier(std::string_view identifier);
 
 }  // namespace rlscope::trace

@@ -1,10 +1,10 @@
-#include "operation_nesting.h"
+#include "rlscope/trace/operation_nesting.h"
 
 #include <algorithm>
 
-namespace rlscope::import {
+namespace rlscope::trace {
 
-std::vector<trace::OperationRecord> OperationNesting::build(std::vector<std::int64_t>* inputIds) {
+std::vector<OperationRecord> OperationNesting::build(std::vector<std::int64_t>* inputIds) {
   std::vector<trace::OperationRecord> ops = std::move(ops_);
   ops_.clear();
   std::stable_sort(ops.begin(), ops.end(), [](const auto& a, const auto& b) {
@@ -36,4 +36,4 @@ std::vector<trace::OperationRecord> OperationNesting::build(std::vector<std::int
   return ops;
 }
 
-}  // namespace rlscope::import
+}  // namespace rlscope::trace

@@ -1,16 +1,17 @@
-// Operations arrive as flat ranges (Kineto user_annotation events, NVTX ranges); the trace stores
-// them with ids, parent and depth. This computes that nesting per thread.
+// Operations arrive as flat ranges (NVTX ranges from the collector's parts, Kineto
+// user_annotation events, nsys NVTX rows); the trace stores them with ids, parent and depth. Every
+// producer nests them here, so that the same ranges nest the same way whatever their source.
 #pragma once
 
 #include <vector>
 
 #include "rlscope/trace/records.h"
 
-namespace rlscope::import {
+namespace rlscope::trace {
 
 class OperationNesting {
  public:
-  void add(const trace::OperationRecord& op) { ops_.push_back(op); }
+  void add(const OperationRecord& op) { ops_.push_back(op); }
   bool empty() const { return ops_.empty(); }
 
   // The operations ordered by thread and start, with id (1..N), parentId and depth set. A range
@@ -18,10 +19,10 @@ class OperationNesting {
   // overlap without nesting (possible with NVTX start/end ranges) become siblings. Ties in start
   // put the longer range outside. When inputIds is given it receives, for each returned
   // operation, the id it had when add()ed, so callers can map their own keys to the new ids.
-  std::vector<trace::OperationRecord> build(std::vector<std::int64_t>* inputIds = nullptr);
+  std::vector<OperationRecord> build(std::vector<std::int64_t>* inputIds = nullptr);
 
  private:
-  std::vector<trace::OperationRecord> ops_;
+  std::vector<OperationRecord> ops_;
 };
 
-}  // namespace rlscope::import
+}  // namespace rlscope::trace
