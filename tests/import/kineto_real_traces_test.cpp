@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "importer.h"
+#include "rlscope/trace/kernel_names.h"
 #include "rlscope/trace/reader.h"
 #include "support/temp_dir.h"
 
@@ -89,6 +90,9 @@ TEST_P(RealKinetoTrace, ImportsWithMatchingCounts) {
     EXPECT_EQ(k.streamId, a["stream"].get<std::int64_t>());
     EXPECT_EQ(k.deviceId, a["device"].get<std::int64_t>());
     EXPECT_EQ(r.string(k.demangledName), it->second["name"].get<std::string>());
+    // The short name every producer gives (an rlscope-prof run of the same program included).
+    EXPECT_EQ(r.string(k.shortName), trace::shortKernelName(r.string(k.demangledName)));
+    EXPECT_FALSE(r.string(k.shortName).empty());
     EXPECT_NE(k.globalPid, 0) << "kernel without a process";
     ++checked;
   });
