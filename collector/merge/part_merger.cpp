@@ -13,6 +13,9 @@
 #include <unordered_set>
 #include <utility>
 
+#include "category_spans.h"
+#include "gpu_rows.h"
+#include "record_times.h"
 #include "rlscope/part/reader.h"
 #include "rlscope/trace/global_id.h"
 #include "rlscope/trace/kernel_names.h"
@@ -75,65 +78,6 @@ std::string baseName(const std::string& path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
-// Record times arrive in the part's clock ticks; every payload with times is converted to
-// nanoseconds as it is read. A payload type with times and no overload here does not compile.
-template <class P>
-void toNs(const TickConverter&, P&) {
-  static_assert(
-      !requires(P p) { p.time; } && !requires(P p) { p.start; } && !requires(P p) { p.end; },
-      "a record payload with times needs its own toNs overload");
-}
-void toNs(const TickConverter& c, part::CategoryPopEvents& x) {
-  x.time = c.ns(x.time);
-}
-void toNs(const TickConverter& c, part::ProcessEnd& x) {
-  x.end = c.ns(x.end);
-}
-void toNs(const TickConverter& c, part::ThreadStart& x) {
-  x.start = c.ns(x.start);
-}
-void toNs(const TickConverter& c, part::CategoryPush& x) {
-  x.time = c.ns(x.time);
-}
-void toNs(const TickConverter& c, part::Instant& x) {
-  x.time = c.ns(x.time);
-}
-void toNs(const TickConverter& c, part::NvtxEvent& x) {
-  x.time = c.ns(x.time);
-}
-void toNs(const TickConverter& c, part::NvtxPop& x) {
-  x.time = c.ns(x.time);
-}
-void toNs(const TickConverter& c, part::NvtxRangeEnd& x) {
-  x.time = c.ns(x.time);
-}
-void toNs(const TickConverter& c, part::GpuActivityStatus& x) {
-  x.time = c.ns(x.time);
-}
-template <class T>
-void startEndToNs(const TickConverter& c, T& x) {
-  x.start = c.ns(x.start);
-  x.end = c.ns(x.end);
-}
-void toNs(const TickConverter& c, part::Kernel& x) {
-  startEndToNs(c, x);
-}
-void toNs(const TickConverter& c, part::Memcpy& x) {
-  startEndToNs(c, x);
-}
-void toNs(const TickConverter& c, part::Memset& x) {
-  startEndToNs(c, x);
-}
-void toNs(const TickConverter& c, part::ApiCall& x) {
-  startEndToNs(c, x);
-}
-void toNs(const TickConverter& c, part::Synchronization& x) {
-  startEndToNs(c, x);
-}
-void toNs(const TickConverter& c, part::Overhead& x) {
-  startEndToNs(c, x);
-}
-
 // A push/pop or start/end range that has been opened and not yet closed.
 struct OpenRange {
   std::int64_t start = 0;
@@ -146,16 +90,6 @@ struct OpenRange {
   std::uint32_t pushIndex = 0;   // push/pop only
   std::uint8_t payloadType = 0;  // nvtxPayloadType_t
   std::uint64_t payload = 0;
-};
-
-// A CPU category open on a thread's category stack: what runs since `since` unless something
-// pushed above it runs.
-struct CategoryFrame {
-  std::uint32_t category = 0;
-  std::uint64_t name = 0;
-  std::int64_t since = 0;
-  bool transition = true;    // a Python <-> native transition (not the collector's own wait span)
-  std::uint64_t events = 0;  // Python events counted for its next span (an empty one had some)
 };
 
 struct ThreadInfo {
@@ -287,8 +221,7 @@ class Merger {
     std::map<std::uint32_t, std::uint64_t> unmatchedPops;
     std::uint64_t droppedCudaRecords = 0;  // summed over the part's flushes
     std::unordered_map<std::uint64_t, std::string> categoryNames;
-    std::map<std::uint32_t, std::vector<CategoryFrame>> categoryStacks;  // per thread
-    std::uint64_t unmatchedCategoryPops = 0;
+    std::unique_ptr<CategorySpans> categories;  // refers to this Part: made where it stays
     TickConverter clock;
   };
 
@@ -328,6 +261,8 @@ class Merger {
       startWall_ = h.startWallNs;
     }
     p.clock = TickConverter(static_cast<part::ClockKind>(h.clock));
+    p.categories = std::make_unique<CategorySpans>(
+        [this, &p](const CategorySpans::Span& span) { writeCpuInterval(p, span); });
     p.clock.add(h.startTicks, h.startMonotonicNs);
     open->reader = std::move(reader);
     parts_.push_back(std::move(open));
@@ -583,35 +518,54 @@ class Merger {
         }
         break;
       case RecordType::kCategoryPush:
-        if (auto c = payloadOf<part::CategoryPush>(p, r)) categoryPush(p, tid, *c);
+        if (auto c = payloadOf<part::CategoryPush>(p, r)) {
+          touchThread(p, tid, c->time);
+          seen(p, c->time);
+          p.categories->push(tid, *c);
+        }
         break;
       case RecordType::kThreadEnd:
-        if (auto e = payloadOf<part::Instant>(p, r)) threadEnded(p, tid, e->time);
+        if (auto e = payloadOf<part::Instant>(p, r)) {
+          seen(p, e->time);
+          p.categories->threadEnded(tid, e->time);
+        }
         break;
       case RecordType::kCategoryPop:
-        if (auto e = payloadOf<part::Instant>(p, r)) categoryPop(p, tid, e->time, 0);
+        if (auto e = payloadOf<part::Instant>(p, r)) {
+          seen(p, e->time);
+          p.categories->pop(tid, e->time, 0);
+        }
         break;
       case RecordType::kCategoryPopEvents:
-        if (auto e = payloadOf<part::CategoryPopEvents>(p, r))
-          categoryPop(p, tid, e->time, e->events);
+        if (auto e = payloadOf<part::CategoryPopEvents>(p, r)) {
+          seen(p, e->time);
+          p.categories->pop(tid, e->time, e->events);
+        }
         break;
       case RecordType::kPythonEvents:
         if (auto e = payloadOf<part::PythonEvents>(p, r)) pythonEvents_ += e->events;
         break;
       case RecordType::kKernel:
-        if (auto k = payloadOf<part::Kernel>(p, r)) addKernel(p, *k, r.string<part::Kernel>(0));
+        if (auto k = payloadOf<part::Kernel>(p, r))
+          addGpuRow(p, kernelRow(*k, r.string<part::Kernel>(0).value_or(""), p.globalPid, w_),
+                    &trace::TraceWriter::addKernel, trace::table::kKernel);
         break;
       case RecordType::kMemcpy:
-        if (auto m = payloadOf<part::Memcpy>(p, r)) addMemcpy(p, *m);
+        if (auto m = payloadOf<part::Memcpy>(p, r))
+          addGpuRow(p, memcpyRow(*m, p.globalPid), &trace::TraceWriter::addMemcpy,
+                    trace::table::kMemcpy);
         break;
       case RecordType::kMemset:
-        if (auto m = payloadOf<part::Memset>(p, r)) addMemset(p, *m);
+        if (auto m = payloadOf<part::Memset>(p, r))
+          addGpuRow(p, memsetRow(*m, p.globalPid), &trace::TraceWriter::addMemset,
+                    trace::table::kMemset);
         break;
       case RecordType::kApiCall:
         if (auto a = payloadOf<part::ApiCall>(p, r)) addApiCall(p, *a, r.string<part::ApiCall>(0));
         break;
       case RecordType::kSynchronization:
-        if (auto s = payloadOf<part::Synchronization>(p, r)) addSync(p, *s);
+        if (auto s = payloadOf<part::Synchronization>(p, r))
+          addGpuRow(p, syncRow(*s, p.globalPid), &trace::TraceWriter::addSync, trace::table::kSync);
         break;
       case RecordType::kOverhead:
         if (auto o = payloadOf<part::Overhead>(p, r)) addOverhead(p, *o);
@@ -659,77 +613,20 @@ class Merger {
     closeRange(p, o, e.time, tid, trace::NvtxEventType::kPushPopRange, false);
   }
 
-  // Category stacks are flattened as they are read: each thread's rows never overlap, and each
-  // row is the category that really ran (the innermost), so the analyzer's sweep needs no
-  // nesting rules for them.
-  void categoryPush(Part& p, std::uint32_t tid, const part::CategoryPush& c) {
-    touchThread(p, tid, c.time);
-    seen(p, c.time);
-    auto& stack = p.categoryStacks[tid];
-    bool nativeWait = c.flags & part::kCategoryPushNativeWait;
-    std::uint64_t name = c.name;
-    // libc's read inside Python's posix.read: the wait keeps the name of the call Python made.
-    if (nativeWait && !stack.empty() && stack.back().category == c.category)
-      name = stack.back().name;
-    if (!stack.empty())
-      closeCategorySpan(p, tid, stack.back(), c.time, part::categoryPushEvents(c.flags));
-    stack.push_back({c.category, name, c.time, !nativeWait});
-    if (!nativeWait) ++transitions_;
-  }
-
-  // `events`: the Python events since the thread's previous push or pop, which happened in the
-  // span the pop ends.
-  void categoryPop(Part& p, std::uint32_t tid, std::int64_t time, std::uint64_t events) {
-    seen(p, time);
-    auto& stack = p.categoryStacks[tid];
-    if (stack.empty()) {
-      ++p.unmatchedCategoryPops;
-      return;
-    }
-    closeCategorySpan(p, tid, stack.back(), time, events);
-    if (stack.back().transition) ++transitions_;
-    std::uint64_t unwritten = stack.back().events;
-    stack.pop_back();
-    if (!stack.empty()) {
-      stack.back().since = time;
-      stack.back().events += unwritten;
-    }
-  }
-
-  // Writes what `f` ran from f.since to `end` (nothing when empty), with the Python events that
-  // happened in it; an empty span's events stay with `f` for its next one.
-  void closeCategorySpan(Part& p, std::uint32_t tid, CategoryFrame& f, std::int64_t end,
-                         std::uint64_t events = 0) {
-    std::int64_t since = f.since;
-    f.since = end;
-    f.events += events;
-    if (end <= since) return;
+  // A span of what a thread ran (CategorySpans), as an rlscope_cpu_intervals row.
+  void writeCpuInterval(const Part& p, const CategorySpans::Span& s) {
     trace::CpuIntervalRecord r;
-    r.start = since;
-    r.end = end;
-    r.globalTid = globalTid(p, tid);
-    // The collector's category 0 (RLSCOPE_CATEGORY_WAITING): the thread was blocked.
-    r.category = f.category == 0 ? trace::Category::kWaiting
-                 : f.category <= static_cast<std::uint32_t>(trace::Category::kSimulator)
-                     ? static_cast<trace::Category>(f.category)
-                     : trace::Category::kNative;
-    if (f.name) {
-      auto it = p.categoryNames.find(f.name);
+    r.start = s.start;
+    r.end = s.end;
+    r.globalTid = globalTid(p, s.tid);
+    r.category = categoryOf(s.category);
+    if (s.name) {
+      auto it = p.categoryNames.find(s.name);
       if (it != p.categoryNames.end()) r.nameId = w_.intern(it->second);
     }
-    r.pythonEvents = static_cast<std::int64_t>(f.events);
-    f.events = 0;
+    r.pythonEvents = static_cast<std::int64_t>(s.pythonEvents);
     w_.addCpuInterval(r);
     count(trace::table::kCpuIntervals);
-  }
-
-  // A thread that ended stops running what its category stack says.
-  void threadEnded(Part& p, std::uint32_t tid, std::int64_t time) {
-    seen(p, time);
-    auto it = p.categoryStacks.find(tid);
-    if (it == p.categoryStacks.end() || it->second.empty()) return;
-    closeCategorySpan(p, tid, it->second.back(), time);
-    it->second.clear();
   }
 
   trace::NvtxRecord nvtxRow(const Part& p, const OpenRange& o, trace::NvtxEventType type) {
@@ -885,10 +782,11 @@ class Merger {
            " NVTX push/pop ranges still open when it ended; closed at its end and marked "
            "{\"unterminated\":true} in rlscope_operations.args");
     // What each thread ran when the image ended (its base Python frame, at least).
-    for (auto& [tid, stack] : p.categoryStacks)
-      if (!stack.empty()) closeCategorySpan(p, tid, stack.back(), end);
-    if (p.unmatchedCategoryPops)
-      warn("process " + std::to_string(p.pid) + ": " + std::to_string(p.unmatchedCategoryPops) +
+    p.categories->finish(end);
+    transitions_ += p.categories->transitions();
+    if (p.categories->unmatchedPops())
+      warn("process " + std::to_string(p.pid) + ": " +
+           std::to_string(p.categories->unmatchedPops()) +
            " CPU category pops without a push (ignored)");
     if (p.droppedCudaRecords)
       warn("process " + std::to_string(p.pid) + ": CUPTI dropped " +
@@ -919,67 +817,13 @@ class Merger {
            "): its part file is damaged (" + cutShort + "); merged up to there");
   }
 
-  // The interval and placement every kernel, copy, memset and sync row carries.
-  template <class Row, class Rec>
-  void placeGpuRow(Part& p, const Rec& x, Row& r) {
-    seen(p, x.end);
-    r.start = x.start;
-    r.end = x.end;
-    r.deviceId = x.deviceId;
-    r.contextId = x.contextId;
-    r.streamId = x.streamId;
-    r.correlationId = x.correlationId;
-    r.globalPid = p.globalPid;
-  }
-
-  void addKernel(Part& p, const part::Kernel& k, std::optional<std::string_view> name) {
-    trace::KernelRecord r;
-    placeGpuRow(p, k, r);
-    std::string mangled(name.value_or(""));
-    std::string demangled = trace::demangleKernelName(mangled);
-    r.mangledName = w_.intern(mangled);
-    r.demangledName = w_.intern(demangled);
-    r.shortName = w_.intern(trace::shortKernelName(demangled));
-    r.launchType = k.launchType;
-    r.cacheConfig = k.cacheConfigRequested;
-    r.registersPerThread = k.registersPerThread;
-    r.gridX = k.gridX, r.gridY = k.gridY, r.gridZ = k.gridZ;
-    r.blockX = k.blockX, r.blockY = k.blockY, r.blockZ = k.blockZ;
-    r.staticSharedMemory = k.staticSharedMemory;
-    r.dynamicSharedMemory = k.dynamicSharedMemory;
-    r.localMemoryPerThread = k.localMemoryPerThread;
-    r.localMemoryTotal = k.localMemoryTotal;
-    r.gridId = static_cast<std::int64_t>(k.gridId);
-    r.sharedMemoryExecuted = k.sharedMemoryExecuted;
-    r.graphNodeId = static_cast<std::int64_t>(k.graphNodeId);
-    r.graphId = k.graphId;
-    w_.addKernel(r);
-    count(trace::table::kKernel);
-  }
-
-  void addMemcpy(Part& p, const part::Memcpy& m) {
-    trace::MemcpyRecord r;
-    placeGpuRow(p, m, r);
-    r.bytes = static_cast<std::int64_t>(m.bytes);
-    r.copyKind = m.copyKind;
-    r.srcKind = m.srcKind;
-    r.dstKind = m.dstKind;
-    r.srcDeviceId = m.srcDeviceId;
-    r.dstDeviceId = m.dstDeviceId;
-    r.graphNodeId = static_cast<std::int64_t>(m.graphNodeId);
-    w_.addMemcpy(r);
-    count(trace::table::kMemcpy);
-  }
-
-  void addMemset(Part& p, const part::Memset& m) {
-    trace::MemsetRecord r;
-    placeGpuRow(p, m, r);
-    r.value = m.value;
-    r.bytes = static_cast<std::int64_t>(m.bytes);
-    r.memKind = m.memoryKind;
-    r.graphNodeId = static_cast<std::int64_t>(m.graphNodeId);
-    w_.addMemset(r);
-    count(trace::table::kMemset);
+  // The interval every kernel, copy, memset and sync row carries is the part's last time.
+  template <class Row>
+  void addGpuRow(Part& p, const Row& r, void (trace::TraceWriter::*add)(const Row&),
+                 std::string_view table) {
+    seen(p, r.end);
+    (w_.*add)(r);
+    count(table);
   }
 
   void addApiCall(Part& p, const part::ApiCall& a, std::optional<std::string_view> name) {
@@ -1001,63 +845,15 @@ class Merger {
       launches_.push_back({p.serial, p.globalPid, r.globalTid, a.start, a.correlationId});
   }
 
-  void addSync(Part& p, const part::Synchronization& s) {
-    trace::SyncRecord r;
-    placeGpuRow(p, s, r);
-    r.syncType = static_cast<trace::SyncType>(s.type);
-    r.eventId = static_cast<std::int64_t>(s.cudaEventId);
-    r.eventSyncId = static_cast<std::int64_t>(s.cudaEventSyncId);
-    w_.addSync(r);
-    count(trace::table::kSync);
-  }
-
-  // CUPTI's own overhead, kept for overhead correction: a plain event on the process.
   void addOverhead(Part& p, const part::Overhead& o) {
     seen(p, o.end);
-    trace::PlainEventRecord r;
-    r.start = o.start;
-    r.end = o.end;
-    r.pid = std::to_string(p.pid);
-    r.tid = std::to_string(o.objectId);
-    r.nameId = w_.intern("cupti_overhead");
-    r.categoryId = w_.intern("rlscope.cupti_overhead");
-    r.phase = "X";
-    r.args = nlohmann::json{{"overheadKind", o.overheadKind},
-                            {"objectKind", o.objectKind},
-                            {"objectId", o.objectId}}
-                 .dump();
-    w_.addPlainEvent(r);
+    w_.addPlainEvent(overheadRow(o, p.pid, w_));
     count(trace::table::kPlainEvents);
   }
 
   void addGpu(const part::GpuInfo& g, const RecordView& r) {
     if (gpus_.count(g.deviceId)) return;  // every process of the run reports the same devices
-    trace::GpuInfoRecord t;
-    t.id = g.deviceId;
-    t.name = std::string(r.string<part::GpuInfo>(0).value_or(""));
-    t.uuid = std::string(r.string<part::GpuInfo>(1).value_or(""));
-    t.busLocation = std::string(r.string<part::GpuInfo>(2).value_or(""));
-    t.chipName = std::string(r.string<part::GpuInfo>(3).value_or(""));
-    t.isDiscrete = g.isDiscrete;
-    t.l2CacheSize = g.l2CacheSize;
-    t.totalMemory = g.totalMemory;
-    t.memoryBandwidth = g.memoryBandwidth;
-    t.clockRate = g.clockRate;
-    t.smCount = g.smCount;
-    t.computeMajor = g.computeMajor;
-    t.computeMinor = g.computeMinor;
-    t.maxRegistersPerBlock = g.maxRegistersPerBlock;
-    t.maxShmemPerBlock = g.maxShmemPerBlock;
-    t.maxShmemPerBlockOptin = g.maxShmemPerBlockOptin;
-    t.maxShmemPerSm = g.maxShmemPerSm;
-    t.maxRegistersPerSm = g.maxRegistersPerSm;
-    t.threadsPerWarp = g.threadsPerWarp;
-    t.maxWarpsPerSm = g.maxWarpsPerSm;
-    t.maxBlocksPerSm = g.maxBlocksPerSm;
-    t.maxThreadsPerBlock = g.maxThreadsPerBlock;
-    t.memoryClockRate = g.memoryClockRate;
-    t.memoryBusWidth = g.memoryBusWidth;
-    gpus_.emplace(g.deviceId, std::move(t));
+    gpus_.emplace(g.deviceId, gpuInfoRow(g, r));
   }
 
   // Operations get their final ids and nesting; each CUDA launch is tied to the operation the
@@ -1147,7 +943,7 @@ class Merger {
   std::uint64_t bytesMerged_ = 0;                 // by mergeAvailable
   std::string outputName_;                        // the trace's file name, for progress lines
   std::uint64_t partsRead_ = 0;
-  std::uint64_t transitions_ = 0;   // CPU category pushes and pops: each is one transition
+  std::uint64_t transitions_ = 0;   // CPU category transitions of the parts finished
   std::uint64_t pythonEvents_ = 0;  // the processes' Python tracker callbacks (kPythonEvents)
   // Whether launches can be tied to operations at all (a run that could use CUDA).
   bool tieLaunches_ =
