@@ -6,7 +6,8 @@
 // process killed mid-run leaves a readable prefix: the reader stops at the first block that is
 // cut short and says so.
 //
-// Times in records are ticks of the part's clock (FileHeader::clock): the CPU's invariant
+// Times in records (every payload field named time, start or end, and only those) are ticks of
+// the part's clock (FileHeader::clock): the CPU's invariant
 // timestamp counter where there is one (an instruction, cheaper than clock_gettime), else
 // CLOCK_MONOTONIC nanoseconds. kClockSync records pair ticks with CLOCK_MONOTONIC at the start,
 // every writer flush and the end; the merge converts ticks to nanoseconds between them.
