@@ -8,8 +8,9 @@
 //
 // Times in records (every payload field named time, start or end, and only those) are ticks of
 // the part's clock (FileHeader::clock): the CPU's invariant timestamp counter where there is one
-// (an instruction, cheaper than clock_gettime), else CLOCK_MONOTONIC nanoseconds. kClockSync records pair ticks with CLOCK_MONOTONIC at the start,
-// every writer flush and the end; the merge converts ticks to nanoseconds between them.
+// (an instruction, cheaper than clock_gettime), else CLOCK_MONOTONIC nanoseconds. kClockSync
+// records pair ticks with CLOCK_MONOTONIC at the start, every writer flush and the end; the merge
+// converts ticks to nanoseconds between them.
 //
 // Records are a RecordHeader and a payload: a fixed-size struct copied as bytes (little-endian
 // x86-64/aarch64 layout, no padding: every struct below is checked by static_assert) followed by
