@@ -142,6 +142,81 @@ std::string plural(std::uint64_t n, const std::string& word) {
   return std::to_string(n) + " " + word + (word.back() == 's' ? "es" : "s");
 }
 
+// What the collector is told (collector/launch/launch.h): the libraries, the features the
+// options leave on, the Python module lists. Empty, or why the run cannot start.
+std::string injectionConfig(const ProfOptions& o, launch::InjectionConfig& config) {
+  fs::path libDir = launch::libraryDirectory();
+  config.collectorLibrary = libDir / "librlscope_collector.so";
+  if (!fs::exists(config.collectorLibrary))
+    return "collector library not found at " + config.collectorLibrary.string() +
+           " (set RLSCOPE_LIB_DIR)";
+  if (fs::path cupti = libDir / "librlscope_cupti.so"; fs::exists(cupti))
+    config.cudaLibrary = cupti;
+  config.features = 0;
+  if (!o.noNvtx) config.features |= part::kFeatureNvtx;
+  if (!o.noCudaApi) config.features |= part::kFeatureCudaApi;
+  if (!o.noGpuActivity) config.features |= part::kFeatureGpuActivity;
+  config.flushMs = o.flushMs;
+  // The package is importable in every run (its annotations are recorded with --no-python
+  // too); the tracking is the feature.
+  config.pythonDirectory = launch::pythonPackageDirectory(libDir);
+  if (o.noPython) return {};
+  if (!config.pythonDirectory.empty()) config.features |= part::kFeaturePython;
+  PythonModules modules;
+  try {
+    if (!o.pythonConfig.empty()) readPythonConfig(o.pythonConfig, modules);
+    addModuleList(o.backendModules, modules.backend);
+    addModuleList(o.simulatorModules, modules.simulator);
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  config.backendModules = modules.backend;
+  config.simulatorModules = modules.simulator;
+  config.replaceDefaultModules = modules.replaceDefaults;
+  config.pythonEventsOnly = o.pythonEventsOnly;
+  return {};
+}
+
+// What the merge writes besides the parts: the command, the job, the calibration, and why GPU
+// activity cannot be recorded on this machine (said now, before the run).
+merge::MergeOptions mergeOptionsFor(const ProfOptions& o, const launch::InjectionConfig& config,
+                                    const std::vector<std::string>& command) {
+  merge::MergeOptions mergeOptions;
+  mergeOptions.features = config.features;
+  mergeOptions.job = o.job;
+  mergeOptions.calibration = o.calibration;
+  for (const auto& a : command)
+    mergeOptions.commandLine += (mergeOptions.commandLine.empty() ? "" : " ") + a;
+  if (config.features & (part::kFeatureCudaApi | part::kFeatureGpuActivity)) {
+    mergeOptions.gpuUnavailableReason =
+        config.cudaLibrary.empty() ? "rlscope was built without CUDA (RLSCOPE_WITH_CUDA=OFF)"
+                                   : launch::probeGpu();
+    if (!mergeOptions.gpuUnavailableReason.empty())
+      warnLine("GPU activity unavailable: " + mergeOptions.gpuUnavailableReason +
+               "; recording CPU activity only");
+  }
+  return mergeOptions;
+}
+
+// The one-line summary of the trace, after the merge's warnings.
+void printSummary(const ProfOptions& o, const fs::path& output, double seconds, double ready,
+                  const merge::MergeReport& report) {
+  for (const auto& w : report.warnings) warnLine(w);
+  auto rows = [&](const char* table) {
+    auto it = report.rowsPerTable.find(table);
+    return it == report.rowsPerTable.end() ? std::uint64_t{0} : it->second;
+  };
+  say(o, "trace written to " + output.string() + " (" + elapsedText(seconds) + " run, ready " +
+             elapsedText(ready) + " after it; " +
+             plural(static_cast<std::uint64_t>(report.processes), "process") + ", " +
+             plural(static_cast<std::uint64_t>(report.threads), "thread") + ", " +
+             plural(rows("rlscope_operations"), "operation") + ", " +
+             plural(rows("CUPTI_ACTIVITY_KIND_KERNEL"), "kernel") + ", " +
+             plural(rows("CUPTI_ACTIVITY_KIND_RUNTIME") + rows("CUPTI_ACTIVITY_KIND_DRIVER"),
+                    "CUDA API call") +
+             "; GPU activity " + report.gpuActivity + ")");
+}
+
 }  // namespace
 
 int runProf(const ProfOptions& options, std::vector<std::string> command, ProfOutcome* outcome) {
@@ -177,55 +252,13 @@ int runProf(const ProfOptions& options, std::vector<std::string> command, ProfOu
     say(o, "calibration written to " + file.string() + "; profiling");
   }
 
-  fs::path libDir = launch::libraryDirectory();
   launch::InjectionConfig config;
-  config.collectorLibrary = libDir / "librlscope_collector.so";
-  if (!fs::exists(config.collectorLibrary)) {
-    std::cerr << "rlscope-prof: error: collector library not found at "
-              << config.collectorLibrary.string() << " (set RLSCOPE_LIB_DIR)\n";
+  if (std::string error = injectionConfig(o, config); !error.empty()) {
+    std::cerr << "rlscope-prof: error: " << error << '\n';
     return 2;
   }
-  if (fs::path cupti = libDir / "librlscope_cupti.so"; fs::exists(cupti))
-    config.cudaLibrary = cupti;
-  config.features = 0;
-  if (!o.noNvtx) config.features |= part::kFeatureNvtx;
-  if (!o.noCudaApi) config.features |= part::kFeatureCudaApi;
-  if (!o.noGpuActivity) config.features |= part::kFeatureGpuActivity;
-  config.flushMs = o.flushMs;
-  // The package is importable in every run (its annotations are recorded with --no-python
-  // too); the tracking is the feature.
-  config.pythonDirectory = launch::pythonPackageDirectory(libDir);
-  if (!o.noPython) {
-    if (!config.pythonDirectory.empty()) config.features |= part::kFeaturePython;
-    PythonModules modules;
-    try {
-      if (!o.pythonConfig.empty()) readPythonConfig(o.pythonConfig, modules);
-      addModuleList(o.backendModules, modules.backend);
-      addModuleList(o.simulatorModules, modules.simulator);
-    } catch (const std::exception& e) {
-      std::cerr << "rlscope-prof: error: " << e.what() << '\n';
-      return 2;
-    }
-    config.backendModules = modules.backend;
-    config.simulatorModules = modules.simulator;
-    config.replaceDefaultModules = modules.replaceDefaults;
-    config.pythonEventsOnly = o.pythonEventsOnly;
-  }
 
-  merge::MergeOptions mergeOptions;
-  mergeOptions.features = config.features;
-  mergeOptions.job = o.job;
-  mergeOptions.calibration = o.calibration;
-  for (const auto& a : command)
-    mergeOptions.commandLine += (mergeOptions.commandLine.empty() ? "" : " ") + a;
-  if (config.features & (part::kFeatureCudaApi | part::kFeatureGpuActivity)) {
-    mergeOptions.gpuUnavailableReason =
-        config.cudaLibrary.empty() ? "rlscope was built without CUDA (RLSCOPE_WITH_CUDA=OFF)"
-                                   : launch::probeGpu();
-    if (!mergeOptions.gpuUnavailableReason.empty())
-      warnLine("GPU activity unavailable: " + mergeOptions.gpuUnavailableReason +
-               "; recording CPU activity only");
-  }
+  merge::MergeOptions mergeOptions = mergeOptionsFor(o, config, command);
 
   std::string partTemplate = (outDir / ".rlscope-parts-XXXXXX").string();
   if (!::mkdtemp(partTemplate.data())) {
@@ -280,20 +313,7 @@ int runProf(const ProfOptions& options, std::vector<std::string> command, ProfOu
     })
                        : merge::mergeParts(config.partDir, output, mergeOptions);
     double ready = std::chrono::duration<double>(std::chrono::steady_clock::now() - ended).count();
-    for (const auto& w : report.warnings) warnLine(w);
-    auto rows = [&](const char* table) {
-      auto it = report.rowsPerTable.find(table);
-      return it == report.rowsPerTable.end() ? std::uint64_t{0} : it->second;
-    };
-    say(o, "trace written to " + output.string() + " (" + elapsedText(seconds) + " run, ready " +
-               elapsedText(ready) + " after it; " +
-               plural(static_cast<std::uint64_t>(report.processes), "process") + ", " +
-               plural(static_cast<std::uint64_t>(report.threads), "thread") + ", " +
-               plural(rows("rlscope_operations"), "operation") + ", " +
-               plural(rows("CUPTI_ACTIVITY_KIND_KERNEL"), "kernel") + ", " +
-               plural(rows("CUPTI_ACTIVITY_KIND_RUNTIME") + rows("CUPTI_ACTIVITY_KIND_DRIVER"),
-                      "CUDA API call") +
-               "; GPU activity " + report.gpuActivity + ")");
+    printSummary(o, output, seconds, ready, report);
   } catch (const std::exception& e) {
     std::cerr << "rlscope-prof: error: could not write the trace: " << e.what()
               << " (the raw parts are kept in " << config.partDir.string() << ")\n";
