@@ -3,9 +3,13 @@
 #include <cstdio>
 #include <string>
 
+#include "gpu_metrics_json.h"
+
 namespace rlscope::analysis {
 
 namespace {
+
+namespace key = gpu_json;
 
 double us(double ns) {
   return ns / 1e3;
@@ -23,14 +27,14 @@ nlohmann::json kernelsJson(const std::vector<KernelStats>& kernels, std::size_t 
   nlohmann::json out = nlohmann::json::array();
   for (std::size_t i = 0; i < shown(kernels, topKernels); ++i) {
     const auto& k = kernels[i];
-    out.push_back({{"name", k.name},
-                   {"class", kernelClassName(k.kernelClass)},
-                   {"count", k.count},
-                   {"total_us", us(k.total)},
-                   {"mean_us", us(k.mean)},
-                   {"min_us", us(k.min)},
-                   {"max_us", us(k.max)},
-                   {"std_us", us(k.stdDev())}});
+    out.push_back({{key::kernel::kName, k.name},
+                   {key::kernel::kClass, kernelClassName(k.kernelClass)},
+                   {key::kernel::kCount, k.count},
+                   {key::kernel::kTotalUs, us(k.total)},
+                   {key::kernel::kMeanUs, us(k.mean)},
+                   {key::kernel::kMinUs, us(k.min)},
+                   {key::kernel::kMaxUs, us(k.max)},
+                   {key::kernel::kStdUs, us(k.stdDev())}});
   }
   return out;
 }
@@ -38,36 +42,36 @@ nlohmann::json kernelsJson(const std::vector<KernelStats>& kernels, std::size_t 
 nlohmann::json idleJson(const IdleBreakdown& idle) {
   nlohmann::json streams = nlohmann::json::array();
   for (const auto& s : idle.streams)
-    streams.push_back({{"process", s.pid},
-                       {"device", s.deviceId},
-                       {"stream", s.streamId},
-                       {"span_us", us(s.span)},
-                       {"busy_us", us(s.busy)},
-                       {"idle_us", us(s.idle)},
-                       {"host_wait_us", us(s.hostWait)},
-                       {"kernel_wait_us", us(s.kernelWait)},
-                       {"other_us", us(s.other)}});
-  return {{"span_us", us(idle.span)},
-          {"busy_us", us(idle.busy)},
-          {"idle_us", us(idle.idle)},
-          {"host_wait_us", us(idle.hostWait)},
-          {"kernel_wait_us", us(idle.kernelWait)},
-          {"other_us", us(idle.other)},
-          {"stream_idle_us", us(idle.streamIdle())},
-          {"streams", streams}};
+    streams.push_back({{key::idle::kProcess, s.pid},
+                       {key::idle::kDevice, s.deviceId},
+                       {key::idle::kStream, s.streamId},
+                       {key::idle::kSpanUs, us(s.span)},
+                       {key::idle::kBusyUs, us(s.busy)},
+                       {key::idle::kIdleUs, us(s.idle)},
+                       {key::idle::kHostWaitUs, us(s.hostWait)},
+                       {key::idle::kKernelWaitUs, us(s.kernelWait)},
+                       {key::idle::kOtherUs, us(s.other)}});
+  return {{key::idle::kSpanUs, us(idle.span)},
+          {key::idle::kBusyUs, us(idle.busy)},
+          {key::idle::kIdleUs, us(idle.idle)},
+          {key::idle::kHostWaitUs, us(idle.hostWait)},
+          {key::idle::kKernelWaitUs, us(idle.kernelWait)},
+          {key::idle::kOtherUs, us(idle.other)},
+          {key::idle::kStreamIdleUs, us(idle.streamIdle())},
+          {key::idle::kStreams, streams}};
 }
 
 nlohmann::json launchJson(const LaunchStats& l) {
-  return {{"count", l.count},
-          {"without_api_call", l.withoutApiCall},
-          {"negative_delays", l.negativeDelays},
-          {"delay_mean_us", us(l.delayMean)},
-          {"delay_p50_us", us(l.delayP50)},
-          {"delay_p95_us", us(l.delayP95)},
-          {"delay_min_us", us(l.delayMin)},
-          {"delay_max_us", us(l.delayMax)},
-          {"short_kernels", l.shortKernels},
-          {"short_kernel_time_us", us(l.shortKernelTime)}};
+  return {{key::launch::kCount, l.count},
+          {key::launch::kWithoutApiCall, l.withoutApiCall},
+          {key::launch::kNegativeDelays, l.negativeDelays},
+          {key::launch::kDelayMeanUs, us(l.delayMean)},
+          {key::launch::kDelayP50Us, us(l.delayP50)},
+          {key::launch::kDelayP95Us, us(l.delayP95)},
+          {key::launch::kDelayMinUs, us(l.delayMin)},
+          {key::launch::kDelayMaxUs, us(l.delayMax)},
+          {key::launch::kShortKernels, l.shortKernels},
+          {key::launch::kShortKernelTimeUs, us(l.shortKernelTime)}};
 }
 
 // printf-style formatting into a std::string, for the table's aligned columns.
@@ -149,15 +153,15 @@ void writeLaunch(const char* title, const LaunchStats& l, std::ostream& out) {
 nlohmann::json gpuMetricsToJson(const GpuMetrics& m, std::size_t topKernels) {
   const GpuSummary& s = m.total;
   nlohmann::json launch = launchJson(s.launch);
-  launch["kernels_only"] = launchJson(s.kernelLaunch);
-  return {{"available", m.available()},
-          {"kernels", kernelsJson(s.kernels, topKernels)},
-          {"classes",
-           {{"compute", us(s.classes.compute)},
-            {"memory", us(s.classes.memory)},
-            {"communication", us(s.classes.communication)}}},
-          {"idle", idleJson(s.idle)},
-          {"launch", launch}};
+  launch[key::kKernelsOnly] = launchJson(s.kernelLaunch);
+  return {{key::kAvailable, m.available()},
+          {key::kKernels, kernelsJson(s.kernels, topKernels)},
+          {key::kClasses,
+           {{key::kernel_class::kCompute, us(s.classes.compute)},
+            {key::kernel_class::kMemory, us(s.classes.memory)},
+            {key::kernel_class::kCommunication, us(s.classes.communication)}}},
+          {key::kIdle, idleJson(s.idle)},
+          {key::kLaunch, launch}};
 }
 
 void writeGpuMetricsTable(const GpuMetrics& m, std::ostream& out, std::size_t topKernels) {

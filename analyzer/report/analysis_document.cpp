@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "gpu_metrics_json.h"
 #include "rlscope/trace/records.h"
 
 namespace rlscope::report {
@@ -113,40 +114,43 @@ Operation parseOperation(const json& op, std::size_t index) {
 }
 
 Kernel parseKernel(const json& k) {
+  namespace key = analysis::gpu_json::kernel;
   Kernel out;
-  out.name = optString(k, "name");
-  out.kernelClass = optString(k, "class");
-  out.count = optNumber(k, "count");
-  out.totalUs = optNumber(k, "total_us");
-  out.meanUs = optNumber(k, "mean_us");
-  out.minUs = optNumber(k, "min_us");
-  out.maxUs = optNumber(k, "max_us");
-  out.stdUs = optNumber(k, "std_us");
+  out.name = optString(k, key::kName);
+  out.kernelClass = optString(k, key::kClass);
+  out.count = optNumber(k, key::kCount);
+  out.totalUs = optNumber(k, key::kTotalUs);
+  out.meanUs = optNumber(k, key::kMeanUs);
+  out.minUs = optNumber(k, key::kMinUs);
+  out.maxUs = optNumber(k, key::kMaxUs);
+  out.stdUs = optNumber(k, key::kStdUs);
   return out;
 }
 
 GpuSection parseGpu(const json& gpu) {
+  namespace key = analysis::gpu_json;
   GpuSection out;
-  auto available = gpu.find("available");
+  auto available = gpu.find(key::kAvailable);
   // A GPU section without the flag but with kernels was clearly made with a GPU.
   out.available = available != gpu.end() && available->is_boolean() ? available->get<bool>()
-                                                                    : gpu.contains("kernels");
-  if (auto it = gpu.find("kernels"); it != gpu.end() && it->is_array())
+                                                                    : gpu.contains(key::kKernels);
+  if (auto it = gpu.find(key::kKernels); it != gpu.end() && it->is_array())
     for (const auto& k : *it)
       if (k.is_object()) out.kernels.push_back(parseKernel(k));
-  out.classes = numberMap(optObject(gpu, "classes"));
-  if (const json* idle = optObject(gpu, "idle"))
-    out.idle = GpuIdle{optNumber(*idle, "span_us"),        optNumber(*idle, "busy_us"),
-                       optNumber(*idle, "idle_us"),        optNumber(*idle, "host_wait_us"),
-                       optNumber(*idle, "kernel_wait_us"), optNumber(*idle, "other_us")};
-  if (const json* launch = optObject(gpu, "launch"))
-    out.launch = LaunchStats{optNumber(*launch, "count"),
-                             optNumber(*launch, "delay_mean_us"),
-                             optNumber(*launch, "delay_p50_us"),
-                             optNumber(*launch, "delay_p95_us"),
-                             optNumber(*launch, "delay_max_us"),
-                             optNumber(*launch, "short_kernels"),
-                             optNumber(*launch, "short_kernel_time_us")};
+  out.classes = numberMap(optObject(gpu, key::kClasses));
+  if (const json* idle = optObject(gpu, key::kIdle))
+    out.idle = GpuIdle{
+        optNumber(*idle, key::idle::kSpanUs),       optNumber(*idle, key::idle::kBusyUs),
+        optNumber(*idle, key::idle::kIdleUs),       optNumber(*idle, key::idle::kHostWaitUs),
+        optNumber(*idle, key::idle::kKernelWaitUs), optNumber(*idle, key::idle::kOtherUs)};
+  if (const json* launch = optObject(gpu, key::kLaunch))
+    out.launch = LaunchStats{optNumber(*launch, key::launch::kCount),
+                             optNumber(*launch, key::launch::kDelayMeanUs),
+                             optNumber(*launch, key::launch::kDelayP50Us),
+                             optNumber(*launch, key::launch::kDelayP95Us),
+                             optNumber(*launch, key::launch::kDelayMaxUs),
+                             optNumber(*launch, key::launch::kShortKernels),
+                             optNumber(*launch, key::launch::kShortKernelTimeUs)};
   return out;
 }
 

@@ -11,6 +11,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "analysis_document.h"
 #include "gpu_metrics_output.h"
 #include "rlscope/trace/global_id.h"
 #include "rlscope/trace/schema.h"
@@ -399,6 +400,44 @@ TEST(GpuMetricsLaunch, JoinMatchesAMapOnRandomTraces) {
       EXPECT_NEAR(got.delayMean, sum / static_cast<double>(want.size()), 1e-6);
     }
   }
+}
+
+// The analysis document's GPU section read back by the report (report/analysis_document.cpp)
+// gives every metric the analyzer wrote: the keys are defined once (gpu_metrics_json.h).
+TEST(GpuMetricsOutput, TheReportReadsBackEveryMetricWritten) {
+  testing::TempDir dir;
+  trace::TraceReader reader(writeBreakdownTrace(dir));
+  GpuMetrics m = computeGpuMetrics(reader);
+  nlohmann::json document = {{"schema", report::kAnalysisSchema},
+                             {"operations", nlohmann::json::array()},
+                             {"gpu", gpuMetricsToJson(m, 0)}};
+  report::Analysis a = report::parseAnalysis(document);
+  ASSERT_TRUE(a.gpu.has_value());
+  const report::GpuSection& g = *a.gpu;
+  EXPECT_TRUE(g.available);
+  ASSERT_EQ(g.kernels.size(), m.total.kernels.size());
+  for (std::size_t i = 0; i < g.kernels.size(); ++i) {
+    const auto& k = g.kernels[i];
+    const auto& want = m.total.kernels[i];
+    EXPECT_EQ(k.name, want.name);
+    EXPECT_EQ(k.kernelClass, kernelClassName(want.kernelClass));
+    EXPECT_EQ(k.count, static_cast<double>(want.count));
+    EXPECT_DOUBLE_EQ(k.totalUs.value_or(-1), static_cast<double>(want.total) / 1e3);
+    for (const auto& field : {k.meanUs, k.minUs, k.maxUs, k.stdUs})
+      EXPECT_TRUE(field.has_value()) << k.name;
+  }
+  EXPECT_EQ(g.classes.size(), 3u);
+  ASSERT_TRUE(g.idle.has_value());
+  EXPECT_DOUBLE_EQ(g.idle->spanUs.value_or(-1), static_cast<double>(m.total.idle.span) / 1e3);
+  for (const auto& field :
+       {g.idle->busyUs, g.idle->idleUs, g.idle->hostWaitUs, g.idle->kernelWaitUs, g.idle->otherUs})
+    EXPECT_TRUE(field.has_value());
+  ASSERT_TRUE(g.launch.has_value());
+  EXPECT_EQ(g.launch->count, static_cast<double>(m.total.launch.count));
+  for (const auto& field :
+       {g.launch->delayMeanUs, g.launch->delayP50Us, g.launch->delayP95Us, g.launch->delayMaxUs,
+        g.launch->shortKernels, g.launch->shortKernelTimeUs})
+    EXPECT_TRUE(field.has_value());
 }
 
 TEST(GpuMetricsOutput, JsonHasTheDocumentedShapeInMicroseconds) {
