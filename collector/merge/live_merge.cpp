@@ -4,6 +4,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <stdexcept>
 
 namespace rlscope::merge {
@@ -34,8 +36,12 @@ void LiveMerge::run(std::filesystem::path partDir, std::filesystem::path out,
                     MergeOptions options) {
   // Nice values are per thread on Linux and inherited by the threads it starts (the trace
   // writer's). Failing to lower our own priority is harmless.
-  if (live_.niceness > 0)
-    ::setpriority(PRIO_PROCESS, static_cast<id_t>(::syscall(SYS_gettid)), live_.niceness);
+  if (live_.niceness > 0) {
+    auto tid = static_cast<id_t>(::syscall(SYS_gettid));
+    errno = 0;
+    int now = ::getpriority(PRIO_PROCESS, tid);
+    if (errno == 0) ::setpriority(PRIO_PROCESS, tid, std::min(now + live_.niceness, 19));
+  }
   try {
     auto merge = std::make_unique<PartMerge>(partDir, out, options);
     {
