@@ -39,26 +39,30 @@ nlohmann::json kernelsJson(const std::vector<KernelStats>& kernels, std::size_t 
   return out;
 }
 
+// The times a stream's idle breakdown and the device's total both have.
+template <class Idle>
+nlohmann::json idleTimesJson(const Idle& i) {
+  return {{key::idle::kSpanUs, us(i.span)},
+          {key::idle::kBusyUs, us(i.busy)},
+          {key::idle::kIdleUs, us(i.idle)},
+          {key::idle::kHostWaitUs, us(i.hostWait)},
+          {key::idle::kKernelWaitUs, us(i.kernelWait)},
+          {key::idle::kOtherUs, us(i.other)}};
+}
+
 nlohmann::json idleJson(const IdleBreakdown& idle) {
   nlohmann::json streams = nlohmann::json::array();
-  for (const auto& s : idle.streams)
-    streams.push_back({{key::idle::kProcess, s.pid},
-                       {key::idle::kDevice, s.deviceId},
-                       {key::idle::kStream, s.streamId},
-                       {key::idle::kSpanUs, us(s.span)},
-                       {key::idle::kBusyUs, us(s.busy)},
-                       {key::idle::kIdleUs, us(s.idle)},
-                       {key::idle::kHostWaitUs, us(s.hostWait)},
-                       {key::idle::kKernelWaitUs, us(s.kernelWait)},
-                       {key::idle::kOtherUs, us(s.other)}});
-  return {{key::idle::kSpanUs, us(idle.span)},
-          {key::idle::kBusyUs, us(idle.busy)},
-          {key::idle::kIdleUs, us(idle.idle)},
-          {key::idle::kHostWaitUs, us(idle.hostWait)},
-          {key::idle::kKernelWaitUs, us(idle.kernelWait)},
-          {key::idle::kOtherUs, us(idle.other)},
-          {key::idle::kStreamIdleUs, us(idle.streamIdle())},
-          {key::idle::kStreams, streams}};
+  for (const auto& s : idle.streams) {
+    nlohmann::json stream = idleTimesJson(s);
+    stream[key::idle::kProcess] = s.pid;
+    stream[key::idle::kDevice] = s.deviceId;
+    stream[key::idle::kStream] = s.streamId;
+    streams.push_back(std::move(stream));
+  }
+  nlohmann::json out = idleTimesJson(idle);
+  out[key::idle::kStreamIdleUs] = us(idle.streamIdle());
+  out[key::idle::kStreams] = std::move(streams);
+  return out;
 }
 
 nlohmann::json launchJson(const LaunchStats& l) {
