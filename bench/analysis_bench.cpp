@@ -1,4 +1,4 @@
-// The whole analysis (design.md §6: overlap + breakdown >= 10 M events/s single-threaded; a
+// The whole analysis (docs/performance.md: overlap + breakdown >= 10 M events/s single-threaded; a
 // 10 M-event trace analysed in < 5 s and < 1 GiB): analyzeTrace end to end, opening the trace
 // included, on a synthetic rlscope-prof trace shaped like an RL training run. One Python process;
 // its main thread runs "step" operations holding "inference", "simulation" and "backprop", with

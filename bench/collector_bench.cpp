@@ -1,4 +1,4 @@
-// The collector's costs (design.md §6):
+// The collector's costs (docs/performance.md):
 //  - native annotation push+pop with the collector on: <= 100 ns per pair (goal 50). The
 //    program's first NVTX call loads the real collector (NVTX_INJECTION64_PATH), exactly as under
 //    rlscope-prof, and every pair goes through NVTX, the collector's handlers and the thread's

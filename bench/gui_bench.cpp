@@ -1,6 +1,6 @@
-// The timeline's data layer against design.md §6 (GUI: a 10 M-event trace opens in < 3 s, any
-// zoom or pan frame < 16 ms):
-// - BM_LoadTimeline: TraceReader + loadTimeline on a synthetic RL-shaped trace written with
+// The timeline's data layer against docs/performance.md (GUI: a 10 M-event trace opens in < 3 s,
+// any zoom or pan frame < 16 ms): - BM_LoadTimeline: TraceReader + loadTimeline on a synthetic
+// RL-shaped trace written with
 //   TraceWriter into a temporary directory (removed at exit). Counters: `events` (rows loaded),
 //   items_per_second, `peak_rss_MiB` (the process's peak resident memory during the load, reset
 //   before it where /proc/self/clear_refs allows, else the growth of the high-water mark),

@@ -1,7 +1,7 @@
-// The viewer end to end, off screen, against design.md §6 (a 10 M-event trace opens in < 3 s;
-// every zoom and pan frame < 16 ms, median and worst), on the synthetic RL trace of
-// support/synthetic_rl_trace.h (10 M events, written once into a temporary directory):
-// - BM_OpenInViewer: what File ▸ Open does on its worker thread (format detection, TraceReader,
+// The viewer end to end, off screen, against docs/performance.md (a 10 M-event trace opens in < 3
+// s; every zoom and pan frame < 16 ms, median and worst), on the synthetic RL trace of
+// support/synthetic_rl_trace.h (10 M events, written once into a temporary directory): -
+// BM_OpenInViewer: what File ▸ Open does on its worker thread (format detection, TraceReader,
 //   loadTimeline) and then on the GUI thread (MainWindow::showDocument, the window's first paint,
 //   grabbed to an image). Counters: `events`, items_per_second, `peak_rss_MiB`.
 // - BM_PaintFrame/Z: a TimelineView with a 2000-pixel plot, 1200 pixels tall (every track in

@@ -1,4 +1,4 @@
-// Kineto import throughput (design.md §6: >= 1 M events/s). Each iteration runs the whole
+// Kineto import throughput (docs/performance.md: >= 1 M events/s). Each iteration runs the whole
 // `rlscope import` path on a synthetic PyTorch-profiler trace: read the file, parse the JSON,
 // map categories, resolve correlations, write and index the SQLite trace, rename it into place.
 //

@@ -1,7 +1,7 @@
-// The overlap engine's throughput (design.md §6: >= 10 M events/s single-threaded): a synthetic
-// RL-shaped process: operations per iteration (inference, simulation, backpropagation nested in
-// a training loop), Python / Backend / Simulator slices alternating inside them on the CPU, and
-// kernels on two streams overlapping the CPU work.
+// The overlap engine's throughput (docs/performance.md: >= 10 M events/s single-threaded): a
+// synthetic RL-shaped process: operations per iteration (inference, simulation, backpropagation
+// nested in a training loop), Python / Backend / Simulator slices alternating inside them on the
+// CPU, and kernels on two streams overlapping the CPU work.
 //
 // The category intervals listed three ways: BM_Overlap in start order (one thread's trace: read
 // as they are), BM_OverlapPerCategory one category after the other (five runs in start order:

@@ -1,4 +1,4 @@
-// The predictor (design.md §6, issue "Predictor"):
+// The predictor (docs/performance.md, issue "Predictor"):
 //  - BM_PredictKernel: kernel predictions per second through KernelPredictor::predict (two
 //    occupancy computations and the wave / roofline arithmetic each), on launches shaped like
 //    the real A100 traces' (elementwise, reductions, GEMMs), to every GPU of the database.

@@ -1,13 +1,13 @@
-// TraceWriter throughput (design.md §6: trace writing >= 2 M events/s sustained, memory bounded
-// by buffers). Each iteration writes a whole trace file of N rows, commit() (indexes, WAL
+// TraceWriter throughput (docs/performance.md: trace writing >= 2 M events/s sustained, memory
+// bounded by buffers). Each iteration writes a whole trace file of N rows, commit() (indexes, WAL
 // checkpoint, rename) included, into the system temp directory.
 //
 // Counters: items_per_second = rows/s end to end (commit included); sustained_rows_per_s = rows/s
-// while rows are being added (the writer's streaming rate, design.md §6); commit_s = the one-off
-// cost of commit() (indexes, ANALYZE, rename); file_MiB = size of the finished trace; peak_rss_MiB
-// = how far the process's peak resident set rose above its resident set before the iteration (the
-// peak is reset through /proc/self/clear_refs first where the kernel allows it). It should not
-// grow with N.
+// while rows are being added (the writer's streaming rate, docs/performance.md); commit_s = the
+// one-off cost of commit() (indexes, ANALYZE, rename); file_MiB = size of the finished trace;
+// peak_rss_MiB = how far the process's peak resident set rose above its resident set before the
+// iteration (the peak is reset through /proc/self/clear_refs first where the kernel allows it). It
+// should not grow with N.
 #include <benchmark/benchmark.h>
 #include <unistd.h>
 

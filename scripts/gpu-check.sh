@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Checks rlscope's CUDA collector on a machine with an NVIDIA GPU (design.md §7): builds what
-# profiling needs with CUDA on, profiles samples/cuda_training, and checks the trace for kernels
-# with their launch configurations, copies and memsets, API ↔ kernel correlation, kernel ↔ NVTX
-# operation attribution, synchronisation, and the GPU's properties. Prints PASS/FAIL per check
-# with the numbers; exits 1 if any check fails, 2 when there is no usable GPU.
+# Checks rlscope's CUDA collector on a machine with an NVIDIA GPU (docs/architecture.md, "Testing
+# the CUDA path without a GPU"): builds what profiling needs with CUDA on, profiles
+# samples/cuda_training, and checks the trace for kernels with their launch configurations, copies
+# and memsets, API ↔ kernel correlation, kernel ↔ NVTX operation attribution, synchronisation, and
+# the GPU's properties. Prints PASS/FAIL per check with the numbers; exits 1 if any check fails, 2
+# when there is no usable GPU.
 #
 #   scripts/gpu-check.sh [--iterations N]      (default 20)
 #   scripts/gpu-check.sh --prebuilt DIR [--iterations N]

@@ -691,9 +691,21 @@ void clipToWindow(const TimeWindow& w, std::vector<Interval>& intervals) {
 // A launch made outside the window (launchKey below): its GPU work is not counted.
 constexpr std::uint32_t kLaunchedOutside = ~std::uint32_t{0};
 
-void analyzeProcess(std::int64_t pid, std::int64_t tid, ProcessEvents& events,
-                    trace::TraceReader& reader, const OverheadCosts* costs,
-                    const TimeWindow* window, const AnalyzeOptions& options, Breakdown& out) {
+// What the analysis of every group (process, thread or run) shares.
+struct AnalysisContext {
+  trace::TraceReader& reader;
+  const AnalyzeOptions& options;
+  const OverheadCosts* costs;  // null: no overhead correction
+  const TimeWindow* window;    // null: the whole run
+};
+
+// One group's events swept into its rows of `out`.
+void analyzeGroup(std::int64_t pid, std::int64_t tid, ProcessEvents& events,
+                  const AnalysisContext& context, Breakdown& out) {
+  trace::TraceReader& reader = context.reader;
+  const AnalyzeOptions& options = context.options;
+  const OverheadCosts* costs = context.costs;
+  const TimeWindow* window = context.window;
   reserveAddedIntervals(events, costs);
   addNativeTime(events);
   // Operations listed parents first where they start together (the engine's rule).
@@ -1084,6 +1096,7 @@ Breakdown analyzeTrace(trace::TraceReader& reader, const AnalyzeOptions& options
   out.view = options.view;
   auto groups = readEvents(reader, options.view, out.sourceFormat);
   if (costs) correctTotal(reader, *costs, groups, window, out);
+  const AnalysisContext context{reader, options, costs ? &*costs : nullptr, window};
   for (auto& [key, events] : groups) {
     // The group's process and thread: a pid, a globalTid, or the whole run.
     std::int64_t pid = options.view == View::kThread ? processOf(key) : key;
@@ -1096,7 +1109,7 @@ Breakdown analyzeTrace(trace::TraceReader& reader, const AnalyzeOptions& options
                        " (" + std::to_string(events.categories.size() + events.operations.size()) +
                        " intervals)");
     std::size_t first = out.operations.size();
-    analyzeProcess(pid, tid, events, reader, costs ? &*costs : nullptr, window, options, out);
+    analyzeGroup(pid, tid, events, context, out);
     std::sort(out.operations.begin() + static_cast<std::ptrdiff_t>(first), out.operations.end(),
               [](const auto& a, const auto& b) { return a.time > b.time; });
   }

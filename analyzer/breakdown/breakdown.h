@@ -1,4 +1,4 @@
-// The breakdown of a trace (design.md §4-§5): per process, per operation (all its instances, in
+// The breakdown of a trace (docs/analysis.md): per process, per operation (all its instances, in
 // the phase each started in), time per resource (CPU, GPU, CPU+GPU) and per category set, from
 // the overlap engine. GPU work counts two ways: where it runs in time (RL-Scope's wall-time view,
 // in the resources and sets) and for the operation that launched it (`launchedGpu`). With a
@@ -35,7 +35,7 @@ struct TransitionCounts {
   std::uint64_t toCudaApi = 0;
 };
 
-// Whose time a breakdown row is: a process's (threads and streams unioned, design.md §4), one
+// Whose time a breakdown row is: a process's (threads and streams unioned, docs/analysis.md), one
 // thread's (its CPU time, and the GPU work it launched), or the whole run's (every process
 // unioned; rows have process 0).
 enum class View { kProcess, kThread, kRun };

@@ -1,5 +1,5 @@
-// The breakdown as `rlscope analyze` prints it: JSON (the contract of design.md §5), a table for
-// people, CSV for spreadsheets.
+// The breakdown as `rlscope analyze` prints it: JSON (the contract of docs/analysis.md), a table
+// for people, CSV for spreadsheets.
 #pragma once
 
 #include <nlohmann/json.hpp>

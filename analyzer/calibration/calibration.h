@@ -1,4 +1,4 @@
-// Overhead calibration (design.md §4, reference/rlscope-method.md §2): the profiler's own cost
+// Overhead calibration (docs/calibration.md): the profiler's own cost
 // per recorded event, measured by running the same command in configurations that switch one
 // feature on at a time. This file holds the data and the arithmetic; running the configurations
 // is `rlscope calibrate` (cli/calibrate_command.cpp).

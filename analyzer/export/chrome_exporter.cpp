@@ -57,7 +57,7 @@ struct ApiCallRef {
   std::int64_t processRank = 0;  // index of globalPid among the processes with API calls
 };
 
-// Chrome `cat` of each rlscope CPU category (design.md §5 lists the Kineto inverse).
+// Chrome `cat` of each rlscope CPU category (docs/trace-format.md lists the Kineto inverse).
 std::string_view cpuCategoryCat(trace::Category c) {
   switch (c) {
     case trace::Category::kPython:

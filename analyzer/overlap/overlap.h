@@ -1,4 +1,4 @@
-// The overlap engine (design.md §4): one sweep over all category and operation boundaries of a
+// The overlap engine (docs/analysis.md): one sweep over all category and operation boundaries of a
 // process. The time between two consecutive boundaries goes to the set of categories active then,
 // under the operation that owns that time. Pure computation on plain intervals: reading them from
 // a trace, and turning category sets into resources (CPU, GPU, CPU+GPU), are the callers' job.

@@ -334,8 +334,8 @@ std::string setLabel(const std::vector<std::string>& set) {
 
 namespace {
 
-// The order categories are listed in everywhere (design.md §3): CPU ones from the top of the
-// stack down, then GPU ones; unknown categories after them.
+// The order categories are listed in everywhere (docs/trace-format.md): CPU ones from the top of
+// the stack down, then GPU ones; unknown categories after them.
 int categoryRank(const std::string& category) {
   static const std::vector<std::string> kOrder = {"Python",     "Backend",   "Simulator",
                                                   "CUDA API",   "Native",    "GPU kernel",

@@ -1,4 +1,4 @@
-// The timeline's colours, in one place: one per category of design.md §3 (Python, Backend,
+// The timeline's colours, in one place: one per category of docs/trace-format.md (Python, Backend,
 // Simulator, CUDA API, Native, GPU kernel, memcpy, memset) and one for operations, which have no
 // category. Light enough for black text on top.
 #pragma once

@@ -1,5 +1,5 @@
 // rlscope-gui [TRACE]: the timeline viewer. With --screenshot it renders the main window off
-// screen to a PNG and exits, for scripts and CI (design.md §5).
+// screen to a PNG and exits, for scripts and CI (docs/gui.md).
 #include <QApplication>
 #include <QEventLoop>
 #include <QSaveFile>

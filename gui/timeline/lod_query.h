@@ -1,12 +1,12 @@
-// The timeline's level-of-detail query: what to draw of one track row in a visible window
-// [t0, t1) that is `width` pixels wide. A 10 M-event trace has far more events than a screen has
-// pixels, and a frame must take well under 16 ms (design.md §6), so the query returns at most one
-// block per pixel column: an item on its own where it is wide enough to see, one merged block
-// "N events" where many small items share a few columns. It finds the first visible item by binary
-// search, and crosses runs of small items with a small index (LodRow) that leads from one item
-// able to end a run to the next: its cost grows with the blocks it returns and the columns they
-// span, by O(log n) each, not with the number of items in the window or the row. Pure
-// computation: the painter draws the blocks, the model (timeline_data.h) owns the rows.
+// The timeline's level-of-detail query: what to draw of one track row in a visible window [t0, t1)
+// that is `width` pixels wide. A 10 M-event trace has far more events than a screen has pixels, and
+// a frame must take well under 16 ms (docs/performance.md), so the query returns at most one block
+// per pixel column: an item on its own where it is wide enough to see, one merged block "N events"
+// where many small items share a few columns. It finds the first visible item by binary search, and
+// crosses runs of small items with a small index (LodRow) that leads from one item able to end a
+// run to the next: its cost grows with the blocks it returns and the columns they span, by O(log n)
+// each, not with the number of items in the window or the row. Pure computation: the painter draws
+// the blocks, the model (timeline_data.h) owns the rows.
 //
 // The rule, exactly:
 // - Column c of the window covers [t0 + c·(t1 − t0)/width, t0 + (c + 1)·(t1 − t0)/width), in

@@ -17,7 +17,7 @@ using nlohmann::json;
 
 class RealKinetoTrace : public ::testing::TestWithParam<std::string> {};
 
-// The table each Kineto category lands in (design.md §5), for complete ("X") events.
+// The table each Kineto category lands in (docs/trace-format.md), for complete ("X") events.
 const std::map<std::string, std::string> kTableOfCategory = {
     {"cuda_runtime", "CUPTI_ACTIVITY_KIND_RUNTIME"},
     {"cuda_driver", "CUPTI_ACTIVITY_KIND_DRIVER"},

@@ -1,7 +1,7 @@
 // The overlap engine whatever order its input is listed in: intervals in start order (read as
 // they are), in runs in start order such as threads' buffers (merged), in any order (sorted, in
 // chunks of time when large), checked against a direct implementation of the definition
-// (design.md §4) on random inputs, and against each other.
+// (docs/analysis.md) on random inputs, and against each other.
 #include <gtest/gtest.h>
 
 #include <algorithm>

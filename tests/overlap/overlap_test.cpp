@@ -1,4 +1,4 @@
-// The overlap engine on hand-made cases with exact expected times (design.md §4).
+// The overlap engine on hand-made cases with exact expected times (docs/analysis.md).
 #include "overlap.h"
 
 #include <gtest/gtest.h>

@@ -77,7 +77,7 @@ json prediction() {
                                  "time"})}};
 }
 
-// The keys design.md §5 requires, and nothing else.
+// The keys docs/analysis.md requires, and nothing else.
 json document(const json& withPrediction = nullptr) {
   json op = {{"name", "forward"},
              {"process", 4242},

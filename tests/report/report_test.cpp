@@ -158,7 +158,7 @@ json sampleDocument() {
               {"cupti", 300000}}}}}};
 }
 
-// Only the keys design.md §5 requires: what an old or CPU-only analyzer writes.
+// Only the keys docs/analysis.md requires: what an old or CPU-only analyzer writes.
 json minimalDocument() {
   json op = operation("step", 7, "", {{{"Python"}, 1000}, {{"Simulator"}, 3000}});
   for (const char* key : {"phase", "instances", "gpu_bound_us", "transitions"}) op.erase(key);
