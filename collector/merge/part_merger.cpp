@@ -10,15 +10,14 @@
 #include <stdexcept>
 #include <tuple>
 #include <unordered_map>
-#include <unordered_set>
 #include <utility>
 
 #include "category_spans.h"
 #include "gpu_rows.h"
+#include "nvtx_ranges.h"
 #include "record_times.h"
 #include "rlscope/part/reader.h"
 #include "rlscope/trace/global_id.h"
-#include "rlscope/trace/kernel_names.h"
 #include "rlscope/trace/operation_nesting.h"
 #include "rlscope/trace/row_counts.h"
 #include "rlscope/trace/schema.h"
@@ -77,20 +76,6 @@ std::string baseName(const std::string& path) {
   auto slash = path.rfind('/');
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
-
-// A push/pop or start/end range that has been opened and not yet closed.
-struct OpenRange {
-  std::int64_t start = 0;
-  std::uint32_t tid = 0;
-  std::uint64_t domain = 0;
-  std::string text;
-  std::uint64_t stringHandle = 0;
-  std::uint32_t category = 0;
-  std::optional<std::int64_t> color;
-  std::uint32_t pushIndex = 0;   // push/pop only
-  std::uint8_t payloadType = 0;  // nvtxPayloadType_t
-  std::uint64_t payload = 0;
-};
 
 struct ThreadInfo {
   std::int64_t start = 0;
@@ -214,11 +199,7 @@ class Merger {
     std::optional<part::ProcessEnd> end;
     std::unordered_map<std::uint64_t, std::string> domains, strings;
     std::map<std::uint32_t, ThreadInfo> threads;
-    std::map<std::pair<std::uint32_t, std::uint64_t>, std::vector<OpenRange>> stacks;
-    std::unordered_map<std::uint32_t, std::uint32_t> pushes;  // per thread
-    std::unordered_map<std::uint64_t, OpenRange> started;
-    std::unordered_map<std::uint64_t, std::pair<std::uint32_t, std::int64_t>> ended;
-    std::map<std::uint32_t, std::uint64_t> unmatchedPops;
+    std::unique_ptr<NvtxRanges> ranges;    // refers to this Part: made where it stays
     std::uint64_t droppedCudaRecords = 0;  // summed over the part's flushes
     std::unordered_map<std::uint64_t, std::string> categoryNames;
     std::unique_ptr<CategorySpans> categories;  // refers to this Part: made where it stays
@@ -261,6 +242,10 @@ class Merger {
       startWall_ = h.startWallNs;
     }
     p.clock = TickConverter(static_cast<part::ClockKind>(h.clock));
+    p.ranges = std::make_unique<NvtxRanges>(
+        [this, &p](const OpenRange& o, std::int64_t end, std::uint32_t endTid,
+                   trace::NvtxEventType type,
+                   bool unterminated) { closeRange(p, o, end, endTid, type, unterminated); });
     p.categories = std::make_unique<CategorySpans>(
         [this, &p](const CategorySpans::Span& span) { writeCpuInterval(p, span); });
     p.clock.add(h.startTicks, h.startMonotonicNs);
@@ -473,19 +458,23 @@ class Merger {
           push(p, tid, openFrom(p, tid, *e, r.string<part::NvtxEvent>(0).value_or("")));
         break;
       case RecordType::kRangePop:
-        if (auto e = payloadOf<part::NvtxPop>(p, r)) pop(p, tid, *e);
+        if (auto e = payloadOf<part::NvtxPop>(p, r)) {
+          seen(p, e->time);
+          p.ranges->pop(tid, e->domain, e->time);
+        }
         break;
       case RecordType::kRangeStart:
         if (auto e = payloadOf<part::NvtxEvent>(p, r)) {
           touchThread(p, tid, e->time);
           seen(p, e->time);
-          p.started[e->rangeId] = openFrom(p, tid, *e, r.string<part::NvtxEvent>(0).value_or(""));
+          p.ranges->start(e->rangeId,
+                          openFrom(p, tid, *e, r.string<part::NvtxEvent>(0).value_or("")));
         }
         break;
       case RecordType::kRangeEnd:
         if (auto e = payloadOf<part::NvtxRangeEnd>(p, r)) {
           seen(p, e->time);
-          p.ended[e->rangeId] = {tid, e->time};
+          p.ranges->end(e->rangeId, tid, e->time);
         }
         break;
       case RecordType::kMark:
@@ -597,20 +586,7 @@ class Merger {
   void push(Part& p, std::uint32_t tid, OpenRange o) {
     touchThread(p, tid, o.start);
     seen(p, o.start);
-    o.pushIndex = ++p.pushes[tid];
-    p.stacks[{tid, o.domain}].push_back(std::move(o));
-  }
-
-  void pop(Part& p, std::uint32_t tid, const part::NvtxPop& e) {
-    seen(p, e.time);
-    auto& stack = p.stacks[{tid, e.domain}];
-    if (stack.empty()) {
-      ++p.unmatchedPops[tid];
-      return;
-    }
-    OpenRange o = std::move(stack.back());
-    stack.pop_back();
-    closeRange(p, o, e.time, tid, trace::NvtxEventType::kPushPopRange, false);
+    p.ranges->push(tid, std::move(o));
   }
 
   // A span of what a thread ran (CategorySpans), as an rlscope_cpu_intervals row.
@@ -759,26 +735,12 @@ class Merger {
            ": its clock could not be calibrated (it ended too early); its times are approximate");
     std::int64_t end = p.end ? p.end->end : p.lastTime;
     // Start/end ranges, matched now that every thread's records are read.
-    for (auto& [id, o] : p.started) {
-      auto it = p.ended.find(id);
-      if (it != p.ended.end()) {
-        closeRange(p, o, it->second.second, it->second.first, trace::NvtxEventType::kStartEndRange,
-                   false);
-        p.ended.erase(it);
-      } else {
-        closeRange(p, o, end, o.tid, trace::NvtxEventType::kStartEndRange, true);
-      }
-    }
-    if (!p.ended.empty())
-      warn("process " + std::to_string(p.pid) + ": " + std::to_string(p.ended.size()) +
+    NvtxRanges::Leftovers left = p.ranges->finish(end);
+    if (left.endsNeverStarted)
+      warn("process " + std::to_string(p.pid) + ": " + std::to_string(left.endsNeverStarted) +
            " nvtxRangeEnd calls for ranges never started (ignored)");
-    std::uint64_t open = 0;
-    for (auto& [key, stack] : p.stacks) {
-      for (auto& o : stack) closeRange(p, o, end, o.tid, trace::NvtxEventType::kPushPopRange, true);
-      open += stack.size();
-    }
-    if (open)
-      warn("process " + std::to_string(p.pid) + ": " + std::to_string(open) +
+    if (left.stillOpen)
+      warn("process " + std::to_string(p.pid) + ": " + std::to_string(left.stillOpen) +
            " NVTX push/pop ranges still open when it ended; closed at its end and marked "
            "{\"unterminated\":true} in rlscope_operations.args");
     // What each thread ran when the image ended (its base Python frame, at least).
@@ -791,7 +753,7 @@ class Merger {
     if (p.droppedCudaRecords)
       warn("process " + std::to_string(p.pid) + ": CUPTI dropped " +
            std::to_string(p.droppedCudaRecords) + " activity records (its buffers were full)");
-    for (auto& [tid, n] : p.unmatchedPops)
+    for (auto& [tid, n] : left.popsWithoutPush)
       warn("process " + std::to_string(p.pid) + " thread " + std::to_string(tid) + ": " +
            std::to_string(n) + " NVTX pops without a matching push (ignored)");
 
