@@ -32,13 +32,20 @@ void CategorySpans::pop(std::uint32_t tid, std::int64_t time, std::uint64_t even
 void CategorySpans::threadEnded(std::uint32_t tid, std::int64_t time) {
   auto it = stacks_.find(tid);
   if (it == stacks_.end() || it->second.empty()) return;
-  close(tid, it->second.back(), time);
-  it->second.clear();
+  closeStack(tid, it->second, time);
 }
 
 void CategorySpans::finish(std::int64_t end) {
   for (auto& [tid, stack] : stacks_)
-    if (!stack.empty()) close(tid, stack.back(), end);
+    if (!stack.empty()) closeStack(tid, stack, end);
+}
+
+// What runs on top runs until `end`; Python events the frames below kept for a span they will
+// not have now go with it, so that no event is lost.
+void CategorySpans::closeStack(std::uint32_t tid, std::vector<Frame>& stack, std::int64_t end) {
+  for (std::size_t i = 0; i + 1 < stack.size(); ++i) stack.back().events += stack[i].events;
+  close(tid, stack.back(), end);
+  stack.clear();
 }
 
 // Writes what `f` ran from f.since to `end` (nothing when empty), with the Python events that

@@ -52,6 +52,7 @@ class CategorySpans {
     std::uint64_t events = 0;  // Python events counted for its next span (an empty one had some)
   };
   void close(std::uint32_t tid, Frame& f, std::int64_t end, std::uint64_t events = 0);
+  void closeStack(std::uint32_t tid, std::vector<Frame>& stack, std::int64_t end);
 
   std::function<void(const Span&)> write_;
   std::map<std::uint32_t, std::vector<Frame>> stacks_;  // per thread
