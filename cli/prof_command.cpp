@@ -275,8 +275,14 @@ int runProf(const ProfOptions& options, std::vector<std::string> command, ProfOu
   // The parts become the trace while the command runs (unless --merge-after-exit), so that
   // only its last moments are left when it ends.
   std::unique_ptr<merge::LiveMerge> live;
-  if (!o.mergeAfterExit)
-    live = std::make_unique<merge::LiveMerge>(config.partDir, output, mergeOptions);
+  try {
+    if (!o.mergeAfterExit)
+      live = std::make_unique<merge::LiveMerge>(config.partDir, output, mergeOptions);
+  } catch (const std::exception& e) {
+    fs::remove_all(config.partDir);
+    std::cerr << "rlscope-prof: error: cannot write the trace: " << e.what() << '\n';
+    return 1;
+  }
 
   launch::ExitStatus status;
   auto started = std::chrono::steady_clock::now();

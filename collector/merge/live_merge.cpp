@@ -12,11 +12,8 @@ namespace rlscope::merge {
 
 LiveMerge::LiveMerge(std::filesystem::path partDir, std::filesystem::path out, MergeOptions options,
                      Options live)
-    : live_(live) {
-  thread_ = std::thread(
-      [this, dir = std::move(partDir), path = std::move(out), o = std::move(options)]() mutable {
-        run(std::move(dir), std::move(path), std::move(o));
-      });
+    : live_(live), merge_(std::make_unique<PartMerge>(partDir, out, options)) {
+  thread_ = std::thread([this] { run(); });
 }
 
 LiveMerge::~LiveMerge() {
@@ -32,10 +29,11 @@ void LiveMerge::stop() {
   if (thread_.joinable()) thread_.join();
 }
 
-void LiveMerge::run(std::filesystem::path partDir, std::filesystem::path out,
-                    MergeOptions options) {
-  // Nice values are per thread on Linux and inherited by the threads it starts (the trace
-  // writer's). Failing to lower our own priority is harmless.
+void LiveMerge::run() {
+  // Nice values are per thread on Linux. Only this thread, which reads and decodes the parts,
+  // gives way to the program: the trace writer's thread was started by the caller and keeps its
+  // priority, since it also finishes the trace after the run, while the user waits (an
+  // unprivileged thread cannot take a lowered priority back). Failing to lower ours is harmless.
   if (live_.niceness > 0) {
     auto tid = static_cast<id_t>(::syscall(SYS_gettid));
     errno = 0;
@@ -43,11 +41,6 @@ void LiveMerge::run(std::filesystem::path partDir, std::filesystem::path out,
     if (errno == 0) ::setpriority(PRIO_PROCESS, tid, std::min(now + live_.niceness, 19));
   }
   try {
-    auto merge = std::make_unique<PartMerge>(partDir, out, options);
-    {
-      std::lock_guard lock(mutex_);
-      merge_ = std::move(merge);
-    }
     for (std::uint64_t read = 0;;) {
       {
         // Straight on while the last look found something (a merge that fell behind catches
@@ -56,7 +49,7 @@ void LiveMerge::run(std::filesystem::path partDir, std::filesystem::path out,
         auto wait = read > 0 ? std::chrono::milliseconds(0) : live_.interval;
         if (wake_.wait_for(lock, wait, [&] { return stopping_; })) return;
       }
-      // merge_ is only the caller's once this thread has ended.
+      // merge_ is only the caller's again once this thread has ended.
       read = merge_->mergeAvailable();
       std::lock_guard lock(mutex_);
       bytesMerged_ += read;

@@ -1,7 +1,8 @@
 // Merges a run's parts into its trace on a background thread while the run goes on, so that
 // when the program exits only its last moments are left to merge (docs/architecture.md,
-// "Merging while the run runs"). The thread runs at a lower priority than the program: on a
-// machine with no idle core, the program keeps its share and the merge catches up at the end.
+// "Merging while the run runs"). The thread that reads and decodes the parts runs at a lower
+// priority than the program: on a machine with no idle core, the program keeps its share and the
+// merge catches up at the end.
 #pragma once
 
 #include <chrono>
@@ -24,7 +25,8 @@ class LiveMerge {
     std::chrono::milliseconds interval{100};  // between looks at the parts (a flush)
   };
 
-  // Starts the thread, which creates the trace's temporary file and merges every `interval`.
+  // Creates the trace's temporary file (throws std::runtime_error with one line when it cannot:
+  // before the run, not after it) and starts the thread, which merges every `interval`.
   LiveMerge(std::filesystem::path partDir, std::filesystem::path out, MergeOptions options,
             Options live);
   LiveMerge(std::filesystem::path partDir, std::filesystem::path out, MergeOptions options)
@@ -43,7 +45,7 @@ class LiveMerge {
   std::uint64_t bytesMergedLive() const;
 
  private:
-  void run(std::filesystem::path partDir, std::filesystem::path out, MergeOptions options);
+  void run();
   void stop();
 
   Options live_;
@@ -51,7 +53,7 @@ class LiveMerge {
   std::condition_variable wake_;
   bool stopping_ = false;
   std::uint64_t bytesMerged_ = 0;
-  std::unique_ptr<PartMerge> merge_;  // created by the thread; the caller's after stop()
+  std::unique_ptr<PartMerge> merge_;  // the thread's while it runs; the caller's after stop()
   std::exception_ptr error_;
   std::thread thread_;
 };

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <map>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "live_merge.h"
@@ -177,15 +178,20 @@ TEST(LiveMerge, RlscopeProfMergesWhileTheCommandRuns) {
     EXPECT_TRUE(a.at(table) == c.at(table)) << table;
 }
 
-// A merge that fails on the thread (here: its output directory is gone) says so at finish, and
-// leaves no trace behind.
-TEST(LiveMerge, AFailureOnTheThreadIsReportedAtFinish) {
+// A trace that cannot be written is said when the merge starts (before the run), and a merge
+// that fails on the thread (here: the parts' directory is gone) at finish; neither leaves a
+// trace behind.
+TEST(LiveMerge, FailuresAreSaidAndLeaveNoTrace) {
   TempDir tmp;
   fs::create_directories(tmp / "parts");
-  merge::LiveMerge live(tmp / "parts", tmp / "missing" / "t.sqlite", options(),
+  EXPECT_THROW(merge::LiveMerge(tmp / "parts", tmp / "missing" / "t.sqlite", options()),
+               std::runtime_error);
+  merge::LiveMerge live(tmp / "parts", tmp / "t.sqlite", options(),
                         {.niceness = 0, .interval = std::chrono::milliseconds(1)});
+  fs::remove_all(tmp / "parts");
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
   EXPECT_THROW(live.finish(), std::runtime_error);
-  EXPECT_FALSE(fs::exists(tmp / "missing" / "t.sqlite"));
+  EXPECT_FALSE(fs::exists(tmp / "t.sqlite"));
 }
 
 }  // namespace
