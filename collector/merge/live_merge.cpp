@@ -10,8 +10,8 @@
 
 namespace rlscope::merge {
 
-LiveMerge::LiveMerge(std::filesystem::path partDir, std::filesystem::path out, MergeOptions options,
-                     Options live)
+LiveMerge::LiveMerge(const std::filesystem::path& partDir, const std::filesystem::path& out,
+                     const MergeOptions& options, Options live)
     : live_(live), merge_(std::make_unique<PartMerge>(partDir, out, options)) {
   thread_ = std::thread([this] { run(); });
 }
@@ -51,8 +51,6 @@ void LiveMerge::run() {
       }
       // merge_ is only the caller's again once this thread has ended.
       read = merge_->mergeAvailable();
-      std::lock_guard lock(mutex_);
-      bytesMerged_ += read;
     }
   } catch (...) {
     std::lock_guard lock(mutex_);
@@ -67,11 +65,6 @@ MergeReport LiveMerge::finish(const std::function<void(MergeOptions&)>& complete
   auto merge = std::move(merge_);
   if (complete) complete(merge->options());
   return merge->finish();
-}
-
-std::uint64_t LiveMerge::bytesMergedLive() const {
-  std::lock_guard lock(mutex_);
-  return bytesMerged_;
 }
 
 }  // namespace rlscope::merge

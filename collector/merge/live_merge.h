@@ -27,10 +27,12 @@ class LiveMerge {
 
   // Creates the trace's temporary file (throws std::runtime_error with one line when it cannot:
   // before the run, not after it) and starts the thread, which merges every `interval`.
-  LiveMerge(std::filesystem::path partDir, std::filesystem::path out, MergeOptions options,
-            Options live);
-  LiveMerge(std::filesystem::path partDir, std::filesystem::path out, MergeOptions options)
-      : LiveMerge(std::move(partDir), std::move(out), std::move(options), Options{}) {}
+  LiveMerge(const std::filesystem::path& partDir, const std::filesystem::path& out,
+            const MergeOptions& options, Options live);
+  // Options{}: a default argument cannot use the nested struct's member initializers here.
+  LiveMerge(const std::filesystem::path& partDir, const std::filesystem::path& out,
+            const MergeOptions& options)
+      : LiveMerge(partDir, out, options, Options{}) {}
   // Without finish(): stops the thread and leaves no trace.
   ~LiveMerge();
   LiveMerge(const LiveMerge&) = delete;
@@ -41,18 +43,14 @@ class LiveMerge {
   // std::runtime_error with one line when merging failed, here or on the thread.
   MergeReport finish(const std::function<void(MergeOptions&)>& complete = {});
 
-  // Bytes of parts merged while the run ran (for progress and tests).
-  std::uint64_t bytesMergedLive() const;
-
  private:
   void run();
   void stop();
 
   Options live_;
-  mutable std::mutex mutex_;
+  std::mutex mutex_;
   std::condition_variable wake_;
   bool stopping_ = false;
-  std::uint64_t bytesMerged_ = 0;
   std::unique_ptr<PartMerge> merge_;  // the thread's while it runs; the caller's after stop()
   std::exception_ptr error_;
   std::thread thread_;

@@ -59,11 +59,6 @@ std::size_t readAt(int fd, std::byte* to, std::size_t n, std::uint64_t offset) {
 
 }  // namespace
 
-FileHeader readPartHeader(const std::filesystem::path& path) {
-  PartReader reader(path);
-  return reader.header();
-}
-
 PartReader::PartReader(const std::filesystem::path& path) : path_(path) {
   fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd_ < 0) throw partError(path, "cannot open");

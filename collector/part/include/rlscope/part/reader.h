@@ -16,9 +16,6 @@
 
 namespace rlscope::part {
 
-// The header alone (cheap): throws as PartReader does.
-FileHeader readPartHeader(const std::filesystem::path& path);
-
 // Blocks are read into memory a slice at a time and dropped once merged, so memory stays at the
 // slice plus the blocks the caller keeps (the merge keeps two writer flushes), not the part's size
 // (about 100 bytes per operation).
