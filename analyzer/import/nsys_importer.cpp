@@ -47,10 +47,6 @@ std::string counted(std::uint64_t n, std::string_view noun) {
   return std::to_string(n) + " " + std::string(noun) + (n == 1 ? "" : "s");
 }
 
-std::string quoted(std::string_view ident) {
-  return trace::quotedIdentifier(ident);
-}
-
 struct SchemaVersion {
   int major = 0;
   int minor = 0;
@@ -101,9 +97,9 @@ class TableScan {
     std::string sql = "SELECT rowid";
     for (auto c : columns) {
       sql += ", ";
-      sql += db.hasColumn(table, c) ? quoted(c) : std::string("NULL");
+      sql += db.hasColumn(table, c) ? trace::quotedIdentifier(c) : std::string("NULL");
     }
-    return sql + " FROM " + quoted(table);
+    return sql + " FROM " + trace::quotedIdentifier(table);
   }
 
   trace::Statement statement_;

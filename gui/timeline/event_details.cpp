@@ -14,6 +14,7 @@
 #include "rlscope/trace/enum_labels.h"
 #include "rlscope/trace/global_id.h"
 #include "rlscope/trace/schema.h"
+#include "rlscope/trace/sqlite.h"
 
 namespace rlscope::gui {
 
@@ -142,10 +143,6 @@ Cell readCell(const Statement& st, int typeColumn) {
   return c;
 }
 
-std::string quoted(std::string_view identifier) {
-  return trace::quotedIdentifier(identifier);
-}
-
 // One row of a table by rowid, with the columns the table has of those asked for: a trace from
 // elsewhere may lack some, and they read as kMissing. Prepared once, reused for every read.
 class RowQuery {
@@ -161,12 +158,13 @@ class RowQuery {
         continue;
       }
       if (next) sql += ", ";
-      sql += "typeof(" + quoted(column) + "), " + quoted(column);
+      std::string quoted = trace::quotedIdentifier(column);
+      sql += "typeof(" + quoted + "), " + quoted;
       positions_.push_back(next);
       next += 2;
     }
     if (next == 0) sql += "1";
-    st_.emplace(db.prepare(sql + " FROM " + quoted(table) + " WHERE rowid = ?"));
+    st_.emplace(db.prepare(sql + " FROM " + trace::quotedIdentifier(table) + " WHERE rowid = ?"));
   }
 
   bool hasTable() const { return st_.has_value(); }

@@ -59,7 +59,7 @@ std::size_t readAt(int fd, std::byte* to, std::size_t n, std::uint64_t offset) {
 
 }  // namespace
 
-PartReader::PartReader(const std::filesystem::path& path) : path_(path) {
+PartReader::PartReader(const std::filesystem::path& path) {
   fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd_ < 0) throw partError(path, "cannot open");
   std::byte buf[sizeof(FileHeader)];

@@ -69,7 +69,6 @@ class PartReader {
  private:
   void parseBlocks();
 
-  std::filesystem::path path_;
   int fd_ = -1;
   FileHeader header_{};
   std::vector<std::byte> buffer_;  // the file's bytes from fileOffset_ on
