@@ -625,13 +625,22 @@ class Merger {
 
   void closeRange(Part& p, const OpenRange& o, std::int64_t end, std::uint32_t endTid,
                   trace::NvtxEventType type, bool unterminated) {
-    trace::NvtxRecord n = nvtxRow(p, o, type);
-    n.end = end;
-    if (endTid != o.tid) n.endGlobalTid = globalTid(p, endTid);
-    w_.addNvtx(n);
-    count(trace::table::kNvtx);
-
     std::string_view domain = domainName(p, o.domain);
+    bool ownDomain = domain == kAnnotationDomain || domain == kPhaseDomain;
+    // rlscope's own annotations are stored once, as the operation or phase they are: an
+    // NVTX_EVENTS row of them would repeat it (half the rows and bytes of an annotated trace,
+    // docs/performance.md "Trace size"). One that says more (another thread ended it, or NVTX
+    // attributes the annotations never set) keeps its row.
+    bool saysMore = endTid != o.tid || o.category != 0 || o.color || o.payloadType != 0 ||
+                    o.stringHandle != 0;
+    if (!ownDomain || saysMore) {
+      trace::NvtxRecord n = nvtxRow(p, o, type);
+      n.end = end;
+      if (endTid != o.tid) n.endGlobalTid = globalTid(p, endTid);
+      w_.addNvtx(n);
+      count(trace::table::kNvtx);
+    }
+
     if (domain == kPhaseDomain) {
       w_.addPhase({o.start, end, p.globalPid, w_.intern(o.text)});
       count(trace::table::kPhases);

@@ -117,6 +117,18 @@ TEST(Prof, RecordsEveryKindOfNvtxCall) {
             1);
   EXPECT_EQ(t.count("SELECT COUNT(*) FROM NVTX_EVENTS WHERE eventType = 34 AND text = 'iteration'"),
             1);
+  // Stored once: an annotation is its operation and a phase its phase, with no NVTX_EVENTS row,
+  // unless the row says more (here: the thread that ended it). Other domains' ranges keep theirs.
+  EXPECT_EQ(t.count("SELECT COUNT(*) FROM NVTX_EVENTS WHERE text IN ('annotated', 'training')"), 0);
+  EXPECT_EQ(t.count(std::string("SELECT COUNT(*) FROM (") + kOperationNames +
+                    "WHERE s.value = 'handed on' AND o.source = 0)"),
+            1);
+  EXPECT_EQ(t.count("SELECT COUNT(*) FROM NVTX_EVENTS WHERE eventType = 60 AND text = 'handed on' "
+                    "AND endGlobalTid != globalTid"),
+            1);
+  EXPECT_EQ(t.count("SELECT COUNT(*) FROM NVTX_EVENTS WHERE eventType = 59 AND "
+                    "text IN ('outer', 'inner')"),
+            2);
   // NVTX ranges are operations of source 1; the range left open is closed at exit and flagged.
   EXPECT_EQ(t.count(std::string("SELECT COUNT(*) FROM (") + kOperationNames +
                     "WHERE s.value = 'open at exit' AND o.source = 1 "
@@ -449,6 +461,8 @@ TEST(Prof, CpuSampleOperationsAndPhases) {
   EXPECT_EQ(t.count("SELECT COUNT(*) FROM rlscope_phases"), 10);
   EXPECT_EQ(t.count("SELECT MAX(depth) FROM rlscope_operations"), 1);
   EXPECT_EQ(t.count("SELECT COUNT(*) FROM rlscope_operations WHERE source != 0"), 0);
+  // The annotations are their operations and phases only: no NVTX_EVENTS range repeats them.
+  EXPECT_EQ(t.count("SELECT COUNT(*) FROM NVTX_EVENTS WHERE eventType IN (59, 60)"), 0);
   // GPU activity was asked for (the default) but this program never initialised CUDA: the
   // features say what was recorded, not what was asked for.
   EXPECT_EQ(t.text("SELECT value FROM rlscope_meta WHERE key = 'features'"),

@@ -74,6 +74,8 @@ int nvtxCalls() {
     rlscope::Operation op("annotated");
     rlscope::progress("iteration", 42);
   }
+  std::uint64_t handedOn = rlscope_operation_start("handed on");
+  std::thread([handedOn] { rlscope_operation_end(handedOn); }).join();
   rlscope_phase_end(phase);
 
   nvtxRangePop();  // a pop without a push
