@@ -38,9 +38,9 @@ Run addImportCommand(CLI::App& app) {
     double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     for (const auto& w : stats.warnings) std::cerr << "rlscope: warning: " << w << '\n';
     if (!opts->quiet) {
-      std::cout << "imported " << stats.events << " events (" << import::formatName(stats.format)
-                << ") from " << opts->input << " into " << opts->output << " in "
-                << elapsedText(seconds) << "\n";
+      std::cout << "imported " << stats.events << " events (" << stats.format << ") from "
+                << opts->input << " into " << opts->output << " in " << elapsedText(seconds)
+                << "\n";
       for (const auto& [table, rows] : stats.rowsPerTable) {
         if (rows) std::cout << "  " << table << ": " << rows << '\n';
       }

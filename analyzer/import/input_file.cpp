@@ -154,6 +154,24 @@ bool isGzipFile(const std::filesystem::path& path) {
   return in.gcount() == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
 }
 
+std::string readSample(const std::filesystem::path& path, std::size_t maxBytes, bool* gzip) {
+  *gzip = isGzipFile(path);
+  std::string head(maxBytes, '\0');
+  if (!*gzip) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw TraceError(path.string() + ": cannot open for reading");
+    in.read(head.data(), static_cast<std::streamsize>(head.size()));
+    head.resize(static_cast<std::size_t>(in.gcount()));
+    return head;
+  }
+  gzFile f = gzopen(path.c_str(), "rb");
+  if (!f) throw TraceError(path.string() + ": cannot open for reading");
+  int n = gzread(f, head.data(), static_cast<unsigned>(head.size()));
+  gzclose(f);
+  head.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
+  return head;
+}
+
 InputText::~InputText() {
   if (map_) ::munmap(map_, mapLength_);
 }

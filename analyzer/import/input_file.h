@@ -44,4 +44,9 @@ InputText readInput(const std::filesystem::path& path, std::uint64_t maxBytes);
 // True when the file starts with the gzip magic bytes.
 bool isGzipFile(const std::filesystem::path& path);
 
+// Up to the first maxBytes of the file, gunzipped when it is gzip (then *gzip is set). A gzip
+// stream that is corrupt or cut short gives what inflates before the fault, perhaps nothing:
+// readInput says what is wrong with it. Throws TraceError when the file cannot be read.
+std::string readSample(const std::filesystem::path& path, std::size_t maxBytes, bool* gzip);
+
 }  // namespace rlscope::import

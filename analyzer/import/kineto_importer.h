@@ -13,4 +13,7 @@ namespace rlscope::import {
 void importKineto(std::string_view json, trace::TraceWriter& writer, const ImportOptions& options,
                   ImportStats& stats);
 
+// The format's entry in formats() (kineto_format.cpp): Kineto JSON files, plain or gzip.
+const Format& kinetoFormat();
+
 }  // namespace rlscope::import

@@ -39,6 +39,23 @@ constexpr std::string_view kUnnamedRange = "(unnamed)";
 
 // nsys tables that rlscope traces do not have.
 constexpr std::string_view kMetaExportTable = "META_DATA_EXPORT";
+
+// The tables that make an SQLite database an nsys export (one is enough: exports of a run
+// without CUDA have no CUPTI tables, old ones no META_DATA_EXPORT).
+bool hasExportTables(Database& db) {
+  return db.hasTable(kMetaExportTable) || db.hasTable(trace::table::kNvtx) ||
+         db.hasTable(trace::table::kGpuInfo) ||
+         db.queryInt(
+               "SELECT COUNT(*) FROM sqlite_master WHERE type='table' AND "
+               "name GLOB 'CUPTI_ACTIVITY_KIND_*'")
+                 .value_or(0) > 0;
+}
+
+Match matchNsys(const InputSample& s) {
+  if (!s.sqlite) return Match::kNo;
+  return hasExportTables(*s.sqlite) ? Match::kYes : Match::kMaybe;
+}
+
 constexpr std::string_view kProcessesTable = "PROCESSES";
 constexpr std::string_view kSessionStartTable = "TARGET_INFO_SESSION_START_TIME";
 
@@ -203,7 +220,7 @@ class NsysImporter {
     if (!trace::looksLikeSqlite(input_)) {
       fail("not an Nsight Systems SQLite export (not an SQLite database)");
     }
-    stats_.format = InputFormat::kNsysSqlite;
+    stats_.format = nsysFormat().name;
     stats_.inputBytes = size;
   }
 
@@ -213,13 +230,7 @@ class NsysImporter {
     if (db().hasTable(trace::table::kMeta)) {
       fail("is already an rlscope trace, not an Nsight Systems export");
     }
-    bool marker = db().hasTable(kMetaExportTable) || db().hasTable(trace::table::kNvtx) ||
-                  db().hasTable(trace::table::kGpuInfo) ||
-                  db().queryInt(
-                          "SELECT COUNT(*) FROM sqlite_master WHERE type='table' AND "
-                          "name GLOB 'CUPTI_ACTIVITY_KIND_*'")
-                          .value_or(0) > 0;
-    if (!marker) {
+    if (!hasExportTables(db())) {
       fail(
           "not an Nsight Systems SQLite export (none of META_DATA_EXPORT, "
           "CUPTI_ACTIVITY_KIND_*, NVTX_EVENTS, TARGET_INFO_GPU)");
@@ -755,6 +766,14 @@ class NsysImporter {
 void importNsys(const std::filesystem::path& input, trace::TraceWriter& writer,
                 const ImportOptions& options, ImportStats& stats) {
   NsysImporter(input, writer, options, stats).run();
+}
+
+const Format& nsysFormat() {
+  static const Format format{.name = "Nsight Systems SQLite export",
+                             .files = "an Nsight Systems SQLite export (nsys export --type sqlite)",
+                             .match = matchNsys,
+                             .import = importNsys};
+  return format;
 }
 
 }  // namespace rlscope::import

@@ -14,4 +14,7 @@ namespace rlscope::import {
 void importNsys(const std::filesystem::path& input, trace::TraceWriter& writer,
                 const ImportOptions& options, ImportStats& stats);
 
+// The format's entry in formats(): SQLite databases with an nsys export's tables.
+const Format& nsysFormat();
+
 }  // namespace rlscope::import

@@ -631,8 +631,8 @@ class Merger {
     // NVTX_EVENTS row of them would repeat it (half the rows and bytes of an annotated trace,
     // docs/performance.md "Trace size"). One that says more (another thread ended it, or NVTX
     // attributes the annotations never set) keeps its row.
-    bool saysMore = endTid != o.tid || o.category != 0 || o.color || o.payloadType != 0 ||
-                    o.stringHandle != 0;
+    bool saysMore =
+        endTid != o.tid || o.category != 0 || o.color || o.payloadType != 0 || o.stringHandle != 0;
     if (!ownDomain || saysMore) {
       trace::NvtxRecord n = nvtxRow(p, o, type);
       n.end = end;

@@ -24,15 +24,15 @@ std::shared_ptr<const TraceDocument> openTraceFile(const std::filesystem::path& 
   auto doc = std::make_shared<TraceDocument>();
   doc->source = path;
   doc->tracePath = path;
-  const import::InputFormat format = import::detectFormat(path);
-  if (format != import::InputFormat::kRlscopeTrace) {
+  const import::Format* format = import::detectFormat(path);  // nullptr: an rlscope trace
+  if (format) {
     doc->importDir = std::make_unique<QTemporaryDir>();
     if (!doc->importDir->isValid()) {
       throw trace::TraceError("cannot create a temporary directory for the import");
     }
     doc->tracePath = doc->importDir->filePath("imported.sqlite").toStdString();
     doc->imported = true;
-    const std::string stage = "Importing " + std::string(import::formatName(format));
+    const std::string stage = "Importing " + std::string(format->name);
     report(stage, -1);
     import::ImportOptions options;
     options.progress = [&](std::string_view line) {

@@ -342,7 +342,7 @@ TEST(NsysImport, CopiesEveryTableWithItsRowCount) {
     EXPECT_EQ(im->stats.rowsPerTable[name], static_cast<std::uint64_t>(count)) << name;
   }
   EXPECT_EQ(im->stats.events, static_cast<std::uint64_t>(im->expected.events));
-  EXPECT_EQ(im->stats.format, InputFormat::kNsysSqlite);
+  EXPECT_EQ(im->stats.format, nsysFormat().name);
   EXPECT_GT(im->stats.inputBytes, 0u);
   // Every distinct string of the export, plus the unregistered NVTX texts interned as names.
   EXPECT_EQ(static_cast<std::uint64_t>(r.rowCount(table::kStringIds)),
@@ -979,7 +979,7 @@ TEST(NsysImport, DirectCallMatchesTheFrontEnd) {
   auto stats = importDirect(in, dir / "t.sqlite");
   TraceReader r(dir / "t.sqlite");
   for (const auto& [name, count] : expected.rows) EXPECT_EQ(r.rowCount(name), count) << name;
-  EXPECT_EQ(stats.format, InputFormat::kNsysSqlite);
+  EXPECT_EQ(stats.format, nsysFormat().name);
 }
 
 TEST(NsysImport, ReportsProgressOnLargeExports) {

@@ -1,0 +1,13 @@
+// The formats `rlscope import` reads: one line each (a format's own file defines it).
+#include "importer.h"
+#include "kineto_importer.h"
+#include "nsys_importer.h"
+
+namespace rlscope::import {
+
+std::span<const Format* const> formats() {
+  static const Format* const kFormats[] = {&nsysFormat(), &kinetoFormat()};
+  return kFormats;
+}
+
+}  // namespace rlscope::import
