@@ -3,22 +3,20 @@
 #include <simdjson.h>
 
 #include <algorithm>
-#include <array>
 #include <charconv>
-#include <condition_variable>
-#include <cstring>
-#include <exception>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
-#include <thread>
 #include <tuple>
 #include <unordered_map>
 #include <vector>
 
 #include "input_file.h"
+#include "kineto_chunk_reader.h"
+#include "kineto_event.h"
+#include "kineto_json.h"
 #include "kineto_layout.h"
 #include "kineto_time.h"
 #include "rlscope/trace/error.h"
@@ -33,329 +31,25 @@ namespace rlscope::import {
 namespace {
 
 namespace od = simdjson::ondemand;
+using kineto::classify;
+using kineto::errorText;
+using kineto::fail;
+using kineto::GpuArgs;
+using kineto::integerOf;
+using kineto::integerOfText;
+using kineto::Kind;
+using kineto::memcpyKindsOf;
+using kineto::memsetKindOf;
+using kineto::need;
+using kineto::RawEvent;
+using kineto::rawValue;
+using kineto::readEvent;
+using kineto::readTypedArgs;
+using kineto::syncTypeOf;
+using kineto::Where;
 using trace::Category;
 using trace::TimeNs;
 using trace::TraceError;
-
-// A pid or tid as Kineto wrote it: usually an integer, sometimes text ("Spans", "Traces").
-struct LooseId {
-  bool isInt = false;
-  std::int64_t value = 0;
-  std::string text;  // JSON text form, for plain events
-
-  std::string asText() const { return isInt ? std::to_string(value) : text; }
-};
-
-// The args of GPU-side and CUDA API events that become typed columns.
-struct GpuArgs {
-  std::int64_t device = -1, stream = -1, context = 0, correlation = 0, cbid = 0;
-  std::int64_t returnValue = 0, registers = 0, sharedMemory = 0, bytes = 0, value = 0;
-  std::int64_t grid[3] = {0, 0, 0}, block[3] = {0, 0, 0};
-  std::int64_t eventId = 0, eventSyncId = 0, operationId = 0;
-  // rlscope's own export adds the columns Kineto does not have; -1 = absent.
-  std::int64_t staticShared = -1, dynamicShared = -1, localPerThread = 0, localTotal = 0;
-  std::int64_t gridId = 0, launchType = 0, cacheConfig = 0, graphId = 0, graphNodeId = 0;
-  std::int64_t copyKind = -1, srcKind = -1, dstKind = -1, srcDevice = -1, dstDevice = -1;
-  std::int64_t memKind = -1;
-  std::string syncKind, shortName, mangledName;
-  // rlscope.nvtx
-  std::int64_t nvtxEventType = 0, rangeId = 0, nvtxCategory = 0, domainId = 0, endGlobalTid = 0;
-  std::optional<std::int64_t> color;
-  bool registered = false;
-};
-
-// One traceEvents entry, fields as read. Views point into the input or the parser's string
-// buffer, both alive for the whole import.
-struct RawEvent {
-  std::string_view ph;
-  std::string_view cat;
-  std::string_view name;
-  LooseId pid;
-  LooseId tid;
-  std::string_view tsToken;
-  std::string_view durToken;
-  std::string_view args;  // raw JSON object text, empty when absent
-  std::string_view id;    // flow id token (also kept in extras)
-  // Other top-level members (key, raw JSON value): turned into JSON text only if the event is
-  // kept as a plain event; most are ac2g flow members, which are not.
-  std::vector<std::pair<std::string_view, std::string_view>> extras;
-  // Args read into columns during the first pass, when the category came before them.
-  bool hasTypedArgs = false;
-  GpuArgs typedArgs;
-
-  void reset() {
-    ph = cat = name = tsToken = durToken = args = id = {};
-    hasTypedArgs = false;
-    pid.isInt = tid.isInt = false;
-    pid.text.clear();
-    tid.text.clear();
-    extras.clear();
-  }
-};
-
-// The event members the importer reads; kOther for the rest.
-enum class Member { kPh, kCat, kName, kPid, kTid, kTs, kDur, kArgs, kOther };
-
-// One switch on the length and at most four fixed-size compares per member, instead of a chain
-// of string compares: this runs for every member of every event.
-Member memberOf(std::string_view key) {
-  switch (key.size()) {
-    case 2:
-      if (key == "ph") return Member::kPh;
-      if (key == "ts") return Member::kTs;
-      break;
-    case 3:
-      if (key == "cat") return Member::kCat;
-      if (key == "pid") return Member::kPid;
-      if (key == "tid") return Member::kTid;
-      if (key == "dur") return Member::kDur;
-      break;
-    case 4:
-      if (key == "name") return Member::kName;
-      if (key == "args") return Member::kArgs;
-      break;
-    default:
-      break;
-  }
-  return Member::kOther;
-}
-
-std::string errorText(simdjson::error_code e) {
-  switch (e) {
-    case simdjson::UTF8_ERROR:
-      return "invalid UTF-8 in the JSON text";
-    case simdjson::CAPACITY:
-      return "JSON document larger than the parser's 4 GiB limit";
-    case simdjson::UNCLOSED_STRING:
-    case simdjson::INCOMPLETE_ARRAY_OR_OBJECT:
-    case simdjson::TAPE_ERROR:
-      return "invalid or truncated JSON (" + std::string(simdjson::error_message(e)) + ")";
-    default:
-      return "invalid JSON (" + std::string(simdjson::error_message(e)) + ")";
-  }
-}
-
-// Where a value sits in the input ("traceEvents[12].args.grid"). Kept as views and formatted
-// only when an error is reported: the hot path must not build strings per field.
-struct Where {
-  std::string_view section;
-  std::size_t index = std::string_view::npos;
-  std::string_view part1;
-  std::string_view part2;
-
-  Where(const char* s) : section(s) {}  // NOLINT: literals name whole sections
-  Where(std::string_view s, std::size_t i) : section(s), index(i) {}
-  Where field(std::string_view f) const {
-    Where w = *this;
-    (w.part1.empty() ? w.part1 : w.part2) = f;
-    return w;
-  }
-  Where arg(std::string_view key) const {
-    Where w = *this;
-    w.part1 = "args";
-    w.part2 = key;
-    return w;
-  }
-  std::string str() const {
-    std::string s(section);
-    if (index != std::string_view::npos) s += "[" + std::to_string(index) + "]";
-    for (auto p : {part1, part2}) {
-      if (!p.empty()) s += "." + std::string(p);
-    }
-    return s;
-  }
-};
-
-[[noreturn]] void fail(const Where& where, const std::string& what) {
-  throw TraceError(where.str() + ": " + what);
-}
-
-// simdjson result -> value, or a TraceError that says where.
-template <typename T>
-T need(simdjson::simdjson_result<T>&& r, const Where& where) {
-  T value;
-  auto err = std::move(r).get(value);
-  if (err) fail(where, errorText(err));
-  return value;
-}
-
-std::string_view trimmed(std::string_view s) {
-  while (!s.empty() &&
-         (s.back() == ' ' || s.back() == '\n' || s.back() == '\r' || s.back() == '\t')) {
-    s.remove_suffix(1);
-  }
-  return s;
-}
-
-// A member's key as written in the input, escapes not decoded, read straight from the input
-// rather than unescaped into the parser's buffer: the per-field hot path of the importer. The
-// keys it looks for contain no escapes, so comparing the raw text is exact for them; a key
-// spelled with escapes is treated as an unknown one and kept as written.
-std::string_view rawKey(od::raw_json_string key) {
-  const char* begin = key.raw();
-  const char* p = begin;
-  while (*p != '"') p += (*p == '\\') ? 2 : 1;  // the parser has validated the string
-  return {begin, static_cast<std::size_t>(p - begin)};
-}
-
-// Raw JSON text of any value (object, array or scalar), consuming it.
-std::string_view rawValue(od::value v, const Where& where) {
-  od::json_type type = need(v.type(), where);
-  if (type == od::json_type::object) return need(need(v.get_object(), where).raw_json(), where);
-  if (type == od::json_type::array) return need(need(v.get_array(), where).raw_json(), where);
-  return trimmed(v.raw_json_token());
-}
-
-// An integer written as text: decimal, or hexadecimal after "0x" (ROCm's Kineto writes stream
-// handles as "0x7f3a2c000000" and sizes as "1024"). Hexadecimal keeps the 64 bits of a pointer.
-std::optional<std::int64_t> integerOfText(std::string_view text) {
-  bool hex = text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X');
-  const char* first = text.data() + (hex ? 2 : 0);
-  const char* last = text.data() + text.size();
-  if (hex) {
-    std::uint64_t u = 0;
-    auto [end, ec] = std::from_chars(first, last, u, 16);
-    if (ec != std::errc() || end != last) return std::nullopt;
-    return static_cast<std::int64_t>(u);
-  }
-  std::int64_t i = 0;
-  auto [end, ec] = std::from_chars(first, last, i);
-  if (ec != std::errc() || end != last || first == last) return std::nullopt;
-  return i;
-}
-
-std::int64_t integerOf(od::value v, const Where& where) {
-  od::json_type type = need(v.type(), where);
-  if (type == od::json_type::string) {
-    std::string_view text = need(v.get_string(), where);
-    auto i = integerOfText(text);
-    if (!i) fail(where, "expected an integer, got \"" + std::string(text) + "\"");
-    return *i;
-  }
-  if (type != od::json_type::number) fail(where, "expected a number");
-  std::int64_t i = 0;
-  if (!v.get_int64().get(i)) return i;
-  double d = need(v.get_double(), where);
-  if (!(d >= -9.2e18 && d <= 9.2e18) || d != static_cast<double>(static_cast<std::int64_t>(d))) {
-    fail(where,
-         "number " + std::string(trimmed(v.raw_json_token())) + " is not an integer in range");
-  }
-  return static_cast<std::int64_t>(d);
-}
-
-LooseId looseIdOf(od::value v, const Where& where) {
-  LooseId id;
-  od::json_type type = need(v.type(), where);
-  if (type == od::json_type::number) {
-    id.isInt = true;
-    id.value = integerOf(v, where);
-  } else if (type == od::json_type::string) {
-    id.text = std::string(need(v.get_string(), where));
-  } else {
-    fail(where, "expected a number or a string");
-  }
-  return id;
-}
-
-std::int64_t syncTypeOf(std::string_view kind) {
-  if (kind == "Event Sync") return 1;
-  if (kind == "Stream Wait Event") return 2;
-  if (kind == "Stream Sync") return 3;
-  if (kind == "Context Sync") return 4;
-  return 0;
-}
-
-// Kineto memcpy names: "Memcpy HtoD (Pageable -> Device)".
-struct MemcpyKinds {
-  std::int64_t copy = 0, src = 0, dst = 0;
-};
-std::int64_t memKindOf(std::string_view s) {
-  static constexpr std::string_view kNames[] = {
-      "Pageable", "Pinned", "Device", "Array", "Managed", "Device Static", "Managed Static"};
-  for (std::size_t i = 0; i < std::size(kNames); ++i) {
-    if (s == kNames[i]) return static_cast<std::int64_t>(i);
-  }
-  return 7;  // Unknown
-}
-MemcpyKinds memcpyKindsOf(std::string_view name) {
-  static constexpr std::string_view kCopy[] = {"Unknown", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA",
-                                               "AtoD",    "DtoA", "DtoD", "HtoH", "PtoP"};
-  MemcpyKinds k;
-  auto sp = name.find(' ');
-  if (sp == std::string_view::npos) return k;
-  auto rest = name.substr(sp + 1);
-  auto kindText = rest.substr(0, rest.find(' '));
-  for (std::size_t i = 0; i < std::size(kCopy); ++i) {
-    if (kindText == kCopy[i]) k.copy = static_cast<std::int64_t>(i);
-  }
-  auto open = rest.find('('), arrow = rest.find(" -> "), close = rest.rfind(')');
-  if (open != std::string_view::npos && arrow != std::string_view::npos &&
-      close != std::string_view::npos && open < arrow && arrow < close) {
-    k.src = memKindOf(rest.substr(open + 1, arrow - open - 1));
-    k.dst = memKindOf(rest.substr(arrow + 4, close - arrow - 4));
-  }
-  return k;
-}
-std::int64_t memsetKindOf(std::string_view name) {
-  auto open = name.find('('), close = name.rfind(')');
-  if (open == std::string_view::npos || close == std::string_view::npos || close < open) return 7;
-  return memKindOf(name.substr(open + 1, close - open - 1));
-}
-
-enum class Kind {
-  kCpuInterval,
-  kOperation,
-  kPhase,
-  kRuntime,
-  kDriver,
-  kKernel,
-  kMemcpy,
-  kMemset,
-  kSync,
-  kNvtx,
-  kAc2gFlow,
-  kMetadata,
-  kPlain,
-};
-
-Kind classify(std::string_view ph, std::string_view cat, std::optional<Category>& category) {
-  struct Mapping {
-    Kind kind;
-    std::optional<Category> category;
-  };
-  // Complete ("X") events by category: one hash lookup per event.
-  static const std::unordered_map<std::string_view, Mapping> kComplete = {
-      {"cpu_op", {Kind::kCpuInterval, Category::kBackend}},
-      {"python_function", {Kind::kCpuInterval, Category::kPython}},
-      {"rlscope.simulator", {Kind::kCpuInterval, Category::kSimulator}},
-      {"rlscope.native", {Kind::kCpuInterval, Category::kNative}},
-      {"rlscope.waiting", {Kind::kCpuInterval, Category::kWaiting}},
-      {"rlscope.cuda_api", {Kind::kCpuInterval, Category::kCudaApi}},
-      {"user_annotation", {Kind::kOperation, std::nullopt}},
-      {"rlscope.phase", {Kind::kPhase, std::nullopt}},
-      {"rlscope.nvtx", {Kind::kNvtx, std::nullopt}},
-      {"cuda_runtime", {Kind::kRuntime, std::nullopt}},
-      {"cuda_driver", {Kind::kDriver, std::nullopt}},
-      {"kernel", {Kind::kKernel, std::nullopt}},
-      {"gpu_memcpy", {Kind::kMemcpy, std::nullopt}},
-      {"gpu_memset", {Kind::kMemset, std::nullopt}},
-      {"cuda_sync", {Kind::kSync, std::nullopt}},
-  };
-  if (ph == "X") {
-    auto it = kComplete.find(cat);
-    if (it == kComplete.end()) return Kind::kPlain;
-    category = it->second.category;
-    return it->second.kind;
-  }
-  if (ph == "M") return Kind::kMetadata;
-  // Launch flows: "ac2g" since Kineto named them so, "async_cpu_to_gpu" (or its short name
-  // "async_gpu") before. Either way the export writes them again from the correlation ids.
-  if ((cat == "ac2g" || cat == "async_cpu_to_gpu" || cat == "async_gpu") &&
-      (ph == "s" || ph == "f" || ph == "t"))
-    return Kind::kAc2gFlow;
-  if (cat == "rlscope.nvtx" && ph == "i") return Kind::kNvtx;
-  return Kind::kPlain;
-}
 
 // A GPU record's process is the one whose CUDA API call has its correlation id, which only the
 // whole input settles (correlation ids can repeat across processes). Records are written as they
@@ -444,130 +138,20 @@ class KinetoImporter {
     for (auto element : events) {
       RawEvent& e = event_;  // reused: no allocation per event once warm
       Where where("traceEvents", index);
-      readElement(std::move(element), e, where);
+      kineto::readElement(std::move(element), e, where);
       dispatch(e, where);
       dispatched(index);
     }
   }
 
-  // One chunk of events parsed from a padded copy of its text, for the main thread to dispatch.
-  // The events' views point into `text` and into the parser's string buffer.
-  struct ParsedChunk {
-    std::string text;
-    od::parser parser;
-    std::vector<RawEvent> events;  // the first `count` are this chunk's; reused
-    std::size_t count = 0;
-    std::exception_ptr error;  // parsing stopped after `count` events
-  };
-
-  // The events of one array, chunk by chunk. Each chunk fits in the CPU caches, so simdjson's
-  // stage 1 and the walk over its structural index stay in cache (one document of a few hundred
-  // MiB sends both through memory, and page-faults a structural index larger than itself). With
-  // several chunks, a second thread parses the next ones while this thread dispatches: parsing
-  // is most of the work, and the events still reach the writer in document order.
+  // The events of one array, chunk by chunk (kineto_chunk_reader.h).
   void readChunks(const std::vector<KinetoLayout::Chunk>& chunks) {
-    std::size_t index = 0;
-    auto consume = [&](ParsedChunk& c) {
-      for (std::size_t i = 0; i < c.count; ++i) {
-        dispatch(c.events[i], Where("traceEvents", index));
+    chunkReader_.read(input_, chunks, [&](std::span<const RawEvent> events, std::size_t index) {
+      for (const RawEvent& e : events) {
+        dispatch(e, Where("traceEvents", index));
         dispatched(index);
       }
-      if (c.error) std::rethrow_exception(c.error);
-      // A chunk without an element lies between two commas: "[{...},]" split at its comma.
-      if (c.count == 0 && chunks.size() > 1) throw TraceError(errorText(simdjson::TAPE_ERROR));
-    };
-    if (chunks.size() == 1) {
-      std::size_t parseIndex = 0;
-      parseChunk(chunks[0], slots_[0], parseIndex);
-      return consume(slots_[0]);
-    }
-    std::mutex mutex;
-    std::condition_variable changed;
-    std::size_t parsed = 0, consumed = 0;
-    bool stop = false;
-    std::thread parser([&] {
-      std::size_t parseIndex = 0;
-      for (std::size_t i = 0; i < chunks.size(); ++i) {
-        ParsedChunk& slot = slots_[i % kSlots];
-        {
-          std::unique_lock lock(mutex);
-          changed.wait(lock, [&] { return stop || i - consumed < kSlots; });
-          if (stop) return;
-        }
-        parseChunk(chunks[i], slot, parseIndex);
-        {
-          std::lock_guard lock(mutex);
-          parsed = i + 1;
-        }
-        changed.notify_all();
-        if (slot.error) return;
-      }
     });
-    // Stops and joins the parsing thread however this function ends.
-    struct Join {
-      std::thread& thread;
-      std::mutex& mutex;
-      std::condition_variable& changed;
-      bool& stop;
-      ~Join() {
-        {
-          std::lock_guard lock(mutex);
-          stop = true;
-        }
-        changed.notify_all();
-        thread.join();
-      }
-    } join{parser, mutex, changed, stop};
-    for (std::size_t i = 0; i < chunks.size(); ++i) {
-      ParsedChunk& slot = slots_[i % kSlots];
-      {
-        std::unique_lock lock(mutex);
-        changed.wait(lock, [&] { return parsed > i; });
-      }
-      consume(slot);
-      {
-        std::lock_guard lock(mutex);
-        consumed = i + 1;
-      }
-      changed.notify_all();
-    }
-  }
-
-  // Runs on the parsing thread: touches only `slot` and the input.
-  void parseChunk(const KinetoLayout::Chunk& c, ParsedChunk& slot, std::size_t& index) const {
-    slot.count = 0;
-    slot.error = nullptr;
-    try {
-      std::size_t n = c.end - c.begin;
-      if (slot.text.size() < n + 2 + kJsonPadding) slot.text.resize(n + 2 + kJsonPadding);
-      slot.text[0] = '[';
-      std::memcpy(slot.text.data() + 1, input_.data() + c.begin, n);
-      slot.text[n + 1] = ']';
-      auto doc =
-          need(slot.parser.iterate(slot.text.data(), n + 2, slot.text.size()), "traceEvents");
-      for (auto element : need(doc.get_array(), "traceEvents")) {
-        if (slot.count == slot.events.size()) slot.events.emplace_back();
-        readElement(std::move(element), slot.events[slot.count], Where("traceEvents", index));
-        ++slot.count;
-        ++index;
-      }
-      const char* trailing = nullptr;
-      if (!doc.current_location().get(trailing)) {
-        throw TraceError(errorText(simdjson::TRAILING_CONTENT));
-      }
-    } catch (...) {
-      slot.error = std::current_exception();
-    }
-  }
-
-  static void readElement(simdjson::simdjson_result<od::value> element, RawEvent& e,
-                          const Where& where) {
-    od::value v = need(std::move(element), where);
-    if (need(v.type(), where) != od::json_type::object) {
-      fail(where, "an event must be a JSON object");
-    }
-    e.reset();
-    readEvent(need(v.get_object(), where), e, where);
   }
 
   void dispatched(std::size_t& index) {
@@ -575,77 +159,6 @@ class KinetoImporter {
     ++stats_.events;
     if (options_.progress && index % 1'000'000 == 0) {
       options_.progress("read " + std::to_string(index / 1'000'000) + " M events");
-    }
-  }
-
-  // Whether this event's args go into typed columns and never into a raw-args column: known
-  // from the fields read so far. CPU-side kinds qualify only once their pid and tid are known to
-  // be integers (on a text track they are kept as plain events, args and all).
-  static bool argsAreTyped(const RawEvent& e) {
-    if (e.ph.empty() || e.cat.empty()) return false;
-    std::optional<Category> category;
-    switch (classify(e.ph, e.cat, category)) {
-      case Kind::kKernel:
-      case Kind::kMemcpy:
-      case Kind::kMemset:
-      case Kind::kSync:
-        return true;
-      case Kind::kRuntime:
-      case Kind::kDriver:
-      case Kind::kNvtx:
-        return e.pid.isInt && e.tid.isInt;
-      default:
-        return false;
-    }
-  }
-
-  static void readEvent(od::object obj, RawEvent& e, const Where& where) {
-    for (auto field : obj) {
-      std::string_view key = rawKey(need(field.key(), where));
-      od::value v = need(field.value(), where);
-      Member member = memberOf(key);
-      if (member == Member::kPh) {
-        e.ph = need(v.get_string(), where.field("ph"));
-      } else if (member == Member::kCat) {
-        e.cat = need(v.get_string(), where.field("cat"));
-      } else if (member == Member::kName) {
-        if (need(v.type(), where) == od::json_type::string) {
-          e.name = need(v.get_string(), where.field("name"));
-        } else {
-          e.name = rawValue(v, where.field("name"));
-        }
-      } else if (member == Member::kPid) {
-        e.pid = looseIdOf(v, where.field("pid"));
-      } else if (member == Member::kTid) {
-        e.tid = looseIdOf(v, where.field("tid"));
-      } else if (member == Member::kTs) {
-        if (need(v.type(), where) != od::json_type::number) {
-          fail(where.field("ts"), "expected a number");
-        }
-        e.tsToken = trimmed(v.raw_json_token());
-      } else if (member == Member::kDur) {
-        if (need(v.type(), where) != od::json_type::number) {
-          fail(where.field("dur"), "expected a number");
-        }
-        e.durToken = trimmed(v.raw_json_token());
-      } else if (member == Member::kArgs) {
-        if (need(v.type(), where) != od::json_type::object) {
-          fail(where.field("args"), "expected an object");
-        }
-        if (argsAreTyped(e)) {
-          // Kineto writes "cat" (and pid/tid) before "args": read them into columns now rather
-          // than keep the text and parse it a second time.
-          e.typedArgs = GpuArgs{};
-          readTypedArgs(need(v.get_object(), where), e.typedArgs, where);
-          e.hasTypedArgs = true;
-        } else {
-          e.args = trimmed(need(need(v.get_object(), where).raw_json(), where.field("args")));
-        }
-      } else {
-        std::string_view raw = rawValue(v, where.field(key));
-        if (key == "id") e.id = raw;
-        e.extras.emplace_back(key, raw);
-      }
     }
   }
 
@@ -790,86 +303,6 @@ class KinetoImporter {
                     where.field("args"));
     readTypedArgs(need(doc.get_object(), where.field("args")), scratchArgs_, where);
     return scratchArgs_;
-  }
-
-  static void readTypedArgs(od::object obj, GpuArgs& a, const Where& where) {
-    using I = std::int64_t GpuArgs::*;
-    static const std::unordered_map<std::string_view, I> kIntegers = {
-        {"device", &GpuArgs::device},
-        {"stream", &GpuArgs::stream},
-        {"context", &GpuArgs::context},
-        {"correlation", &GpuArgs::correlation},
-        {"cbid", &GpuArgs::cbid},
-        {"cid", &GpuArgs::cbid},  // ROCm: the HIP API id
-        {"returnValue", &GpuArgs::returnValue},
-        {"registers per thread", &GpuArgs::registers},
-        {"shared memory", &GpuArgs::sharedMemory},
-        {"static shared memory", &GpuArgs::staticShared},
-        {"dynamic shared memory", &GpuArgs::dynamicShared},
-        {"local memory per thread", &GpuArgs::localPerThread},
-        {"local memory total", &GpuArgs::localTotal},
-        {"grid id", &GpuArgs::gridId},
-        {"launch type", &GpuArgs::launchType},
-        {"cache config", &GpuArgs::cacheConfig},
-        {"graph id", &GpuArgs::graphId},
-        {"graph node id", &GpuArgs::graphNodeId},
-        {"bytes", &GpuArgs::bytes},
-        {"value", &GpuArgs::value},
-        {"copy kind", &GpuArgs::copyKind},
-        {"src kind", &GpuArgs::srcKind},
-        {"dst kind", &GpuArgs::dstKind},
-        {"src device", &GpuArgs::srcDevice},
-        {"dst device", &GpuArgs::dstDevice},
-        {"mem kind", &GpuArgs::memKind},
-        {"event id", &GpuArgs::eventId},
-        {"event sync id", &GpuArgs::eventSyncId},
-        {"rlscope operation id", &GpuArgs::operationId},
-        {"eventType", &GpuArgs::nvtxEventType},
-        {"rangeId", &GpuArgs::rangeId},
-        {"category", &GpuArgs::nvtxCategory},
-        {"domainId", &GpuArgs::domainId},
-        {"endGlobalTid", &GpuArgs::endGlobalTid},
-    };
-    // The same names by length: a key is compared with the few of its length instead of being
-    // hashed (most args keys of a kernel are not among them).
-    static const auto kByLength = [] {
-      std::array<std::vector<std::pair<std::string_view, I>>, 32> t;
-      for (const auto& [name, member] : kIntegers) t.at(name.size()).emplace_back(name, member);
-      return t;
-    }();
-    auto integerMember = [](std::string_view key) -> I {
-      if (key.size() >= kByLength.size()) return nullptr;
-      for (const auto& [name, member] : kByLength[key.size()]) {
-        if (name[0] == key[0] && name == key) return member;
-      }
-      return nullptr;
-    };
-    for (auto field : obj) {
-      std::string_view key = rawKey(need(field.key(), where.field("args")));
-      Where at = where.arg(key);
-      od::value v = need(field.value(), at);
-      if (I member = key.empty() ? nullptr : integerMember(key)) {
-        a.*member = integerOf(v, at);
-      } else if (key == "grid" || key == "block") {
-        auto& out = key == "grid" ? a.grid : a.block;
-        std::size_t i = 0;
-        for (auto item : need(v.get_array(), at)) {
-          od::value iv = need(std::move(item), at);
-          if (i < 3) out[i] = integerOf(iv, at);
-          ++i;
-        }
-      } else if (key == "cuda_sync_kind") {
-        a.syncKind = std::string(need(v.get_string(), at));
-      } else if (key == "short name") {
-        a.shortName = std::string(need(v.get_string(), at));
-      } else if (key == "mangled name") {
-        a.mangledName = std::string(need(v.get_string(), at));
-      } else if (key == "color") {
-        a.color = integerOf(v, at);
-      } else if (key == "registered") {
-        a.registered = need(v.get_bool(), at);
-      }
-    }
   }
 
   void addGpuRecord(Kind kind, const RawEvent& e, TimeNs start, TimeNs end, const Where& where) {
@@ -1481,8 +914,7 @@ class KinetoImporter {
   ImportStats& stats_;
   od::parser parser_;
   od::parser argsParser_;
-  static constexpr std::size_t kSlots = 3;  // chunks parsed ahead, plus the one dispatched
-  std::array<ParsedChunk, kSlots> slots_;
+  kineto::ChunkReader chunkReader_;
   std::string_view input_;
   const KinetoLayout* layout_ = nullptr;
   std::size_t arraysRead_ = 0;
