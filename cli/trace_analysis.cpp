@@ -6,6 +6,7 @@
 #include <optional>
 #include <stdexcept>
 
+#include "analysis_json.h"
 #include "breakdown_output.h"
 #include "commands.h"
 #include "gpu_database_option.h"
@@ -49,8 +50,8 @@ TraceAnalysis analyzeTraceFile(const std::string& trace, const TraceAnalysisOpti
   say("GPU metrics");
   a.gpu = gpu.get();
   a.document = analysis::toJson(a.breakdown);
-  a.document["trace"] = trace;
-  a.document["gpu"] = analysis::gpuMetricsToJson(a.gpu, options.topKernels);
+  a.document[analysis::json_keys::kTrace] = trace;
+  a.document[analysis::json_keys::kGpu] = analysis::gpuMetricsToJson(a.gpu, options.topKernels);
   if (options.by == "rank") {
     say("comparing the ranks");
     a.ranks = analysis::analyzeRanks(reader, a.breakdown);
@@ -62,7 +63,7 @@ TraceAnalysis analyzeTraceFile(const std::string& trace, const TraceAnalysisOpti
     predictor::PredictOptions predict;
     if (!options.predictOrigin.empty()) predict.origin = &db.get(options.predictOrigin);
     a.prediction = predictor::predictRun(reader, db, db.get(options.predictTarget), predict);
-    a.document["prediction"] = predictor::toJson(*a.prediction);
+    a.document[analysis::json_keys::kPrediction] = predictor::toJson(*a.prediction);
   }
   return a;
 }

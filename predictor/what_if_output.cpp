@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <string>
 
+#include "analysis_json.h"
+
 namespace rlscope::predictor {
 namespace {
 
@@ -22,70 +24,73 @@ std::string fit(const std::string& s, std::size_t width) {
 }
 
 nlohmann::json kernelJson(const KernelGroupPrediction& k) {
-  return {{"name", k.name},
-          {"kind", kernelKindName(k.traits.kind)},
-          {"precision", precisionName(k.traits.precision)},
-          {"method", methodName(k.method)},
-          {"launches", k.launches},
-          {"cannot_predict", k.cannotPredict},
-          {"origin_us", us(k.originNs)},
-          {"predicted_us", us(k.predictedNs)},
-          {"gamma", k.gamma},
-          {"occupancy_origin", k.occupancyOrigin},
-          {"occupancy_target", k.occupancyTarget},
-          {"expected_error", k.expectedError}};
+  namespace key = analysis::json_keys::prediction;
+  return {{key::kernel::kName, k.name},
+          {key::kernel::kKind, kernelKindName(k.traits.kind)},
+          {key::kernel::kPrecision, precisionName(k.traits.precision)},
+          {key::kernel::kMethod, methodName(k.method)},
+          {key::kernel::kLaunches, k.launches},
+          {key::kernel::kCannotPredict, k.cannotPredict},
+          {key::kernel::kOriginUs, us(k.originNs)},
+          {key::kernel::kPredictedUs, us(k.predictedNs)},
+          {key::kernel::kGamma, k.gamma},
+          {key::kernel::kOccupancyOrigin, k.occupancyOrigin},
+          {key::kernel::kOccupancyTarget, k.occupancyTarget},
+          {key::kernel::kExpectedError, k.expectedError}};
 }
 
 nlohmann::json operationJson(const OperationPrediction& o) {
-  return {{"process", o.process},
-          {"name", o.name},
-          {"phase", o.phase},
-          {"origin_us", us(o.originNs)},
-          {"predicted_us", us(o.predictedNs)},
-          {"cpu_us", us(o.cpuNs)},
-          {"gpu_us", us(o.gpuNs)},
-          {"cpu_gpu_us", us(o.cpuGpuNs)},
-          {"gpu_wait_us", us(o.gpuWaitNs)},
-          {"idle_us", us(o.idleNs)},
-          {"gpu_scale", o.gpuScale},
-          {"expected_error_us", us(o.expectedErrorNs)}};
+  namespace key = analysis::json_keys::prediction;
+  return {{key::operation::kProcess, o.process},
+          {key::operation::kName, o.name},
+          {key::operation::kPhase, o.phase},
+          {key::operation::kOriginUs, us(o.originNs)},
+          {key::operation::kPredictedUs, us(o.predictedNs)},
+          {key::operation::kCpuUs, us(o.cpuNs)},
+          {key::operation::kGpuUs, us(o.gpuNs)},
+          {key::operation::kCpuGpuUs, us(o.cpuGpuNs)},
+          {key::operation::kGpuWaitUs, us(o.gpuWaitNs)},
+          {key::operation::kIdleUs, us(o.idleNs)},
+          {key::operation::kGpuScale, o.gpuScale},
+          {key::operation::kExpectedErrorUs, us(o.expectedErrorNs)}};
 }
 
 }  // namespace
 
 nlohmann::json toJson(const RunPrediction& p) {
+  namespace key = analysis::json_keys::prediction;
   nlohmann::json kernels = nlohmann::json::array(), ops = nlohmann::json::array();
   for (const auto& k : p.kernels) kernels.push_back(kernelJson(k));
   for (const auto& o : p.operations) ops.push_back(operationJson(o));
-  return {{"schema", "rlscope.prediction/1"},
-          {"origin", p.origin},
-          {"origin_from", p.originFrom},
-          {"target", p.target},
-          {"verdict", p.verdict()},
-          {"run",
-           {{"origin_us", us(p.originNs)},
-            {"predicted_us", us(p.predictedNs)},
-            {"predicted_low_us", us(p.predictedLowNs)},
-            {"predicted_high_us", us(p.predictedHighNs)},
-            {"speedup", p.speedup()},
-            {"gpu_bound_us", us(p.gpuBoundNs)},
-            {"max_speedup", p.maxSpeedup()},
-            {"cpu_bound", p.cpuBound},
-            {"model", p.replay.replayed ? "replay" : "operations"},
-            {"operation_model_us", us(p.operationModelNs)},
-            {"longest_stream_us", us(p.replay.longestStreamNs)},
-            {"longest_cpu_path_us", us(p.replay.longestCpuPathNs)},
-            {"replayed_calls", p.replay.calls},
-            {"replayed_waits", p.replay.waits}}},
-          {"gpu",
-           {{"origin_us", us(p.gpuOriginNs)},
-            {"predicted_us", us(p.gpuPredictedNs)},
-            {"expected_error", p.gpuExpectedError()},
-            {"kernel_launches", p.kernelLaunches},
-            {"cannot_predict", p.cannotPredict}}},
-          {"operations", ops},
-          {"kernels", kernels},
-          {"notes", p.notes}};
+  return {{key::kSchema, key::kPredictionSchema},
+          {key::kOrigin, p.origin},
+          {key::kOriginFrom, p.originFrom},
+          {key::kTarget, p.target},
+          {key::kVerdict, p.verdict()},
+          {key::kRun,
+           {{key::run::kOriginUs, us(p.originNs)},
+            {key::run::kPredictedUs, us(p.predictedNs)},
+            {key::run::kPredictedLowUs, us(p.predictedLowNs)},
+            {key::run::kPredictedHighUs, us(p.predictedHighNs)},
+            {key::run::kSpeedup, p.speedup()},
+            {key::run::kGpuBoundUs, us(p.gpuBoundNs)},
+            {key::run::kMaxSpeedup, p.maxSpeedup()},
+            {key::run::kCpuBound, p.cpuBound},
+            {key::run::kModel, p.replay.replayed ? "replay" : "operations"},
+            {key::run::kOperationModelUs, us(p.operationModelNs)},
+            {key::run::kLongestStreamUs, us(p.replay.longestStreamNs)},
+            {key::run::kLongestCpuPathUs, us(p.replay.longestCpuPathNs)},
+            {key::run::kReplayedCalls, p.replay.calls},
+            {key::run::kReplayedWaits, p.replay.waits}}},
+          {key::kGpu,
+           {{key::gpu::kOriginUs, us(p.gpuOriginNs)},
+            {key::gpu::kPredictedUs, us(p.gpuPredictedNs)},
+            {key::gpu::kExpectedError, p.gpuExpectedError()},
+            {key::gpu::kKernelLaunches, p.kernelLaunches},
+            {key::gpu::kCannotPredict, p.cannotPredict}}},
+          {key::kOperations, ops},
+          {key::kKernels, kernels},
+          {key::kNotes, p.notes}};
 }
 
 void writeTable(const RunPrediction& p, std::size_t topKernels, std::ostream& out) {

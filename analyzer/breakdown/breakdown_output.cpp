@@ -5,6 +5,7 @@
 #include <limits>
 #include <string>
 
+#include "analysis_json.h"
 #include "rlscope/trace/csv_field.h"
 #include "rlscope/trace/micros_text.h"
 
@@ -45,46 +46,52 @@ std::string rankSuffix(const Breakdown& b, std::int64_t pid) {
 }  // namespace
 
 nlohmann::json toJson(const Breakdown& b) {
+  namespace op = json_keys::operation;
+  namespace resource = json_keys::resource;
   nlohmann::json ops = nlohmann::json::array();
   for (const auto& o : b.operations) {
     nlohmann::json categories = nlohmann::json::array();
     for (const auto& c : o.categories)
-      categories.push_back({{"set", c.set}, {"time_us", us(c.time)}});
-    ops.push_back(
-        {{"name", o.name},
-         {"process", o.process},
-         {"phase", o.phase},
-         {"instances", o.instances},
-         {"time_us", us(o.time)},
-         {"resources", {{"CPU", us(o.cpu)}, {"GPU", us(o.gpu)}, {"CPU+GPU", us(o.cpuGpu)}}},
-         {"waiting_us", us(o.waiting)},
-         {"gpu_bound_us", us(o.gpu + o.cpuGpu)},
-         {"launched_gpu_us", us(o.launchedGpu)},
-         {"launched_gpu_activities", o.launchedGpuActivities},
-         {"gpu_wait_us", us(o.gpuWait)},
-         {"python_events", o.pythonEvents},
-         {"transitions",
-          {{"Python->Backend", o.transitions.pythonToBackend},
-           {"Python->Simulator", o.transitions.pythonToSimulator},
-           {"Backend->CUDA API", o.transitions.toCudaApi}}},
-         {"categories", categories}});
-    if (b.view == View::kThread) ops.back()["thread"] = o.thread;
+      categories.push_back(
+          {{json_keys::category::kSet, c.set}, {json_keys::category::kTimeUs, us(c.time)}});
+    ops.push_back({{op::kName, o.name},
+                   {op::kProcess, o.process},
+                   {op::kPhase, o.phase},
+                   {op::kInstances, o.instances},
+                   {op::kTimeUs, us(o.time)},
+                   {op::kResources,
+                    {{resource::kCpu, us(o.cpu)},
+                     {resource::kGpu, us(o.gpu)},
+                     {resource::kCpuGpu, us(o.cpuGpu)}}},
+                   {op::kWaitingUs, us(o.waiting)},
+                   {op::kGpuBoundUs, us(o.gpu + o.cpuGpu)},
+                   {op::kLaunchedGpuUs, us(o.launchedGpu)},
+                   {op::kLaunchedGpuActivities, o.launchedGpuActivities},
+                   {op::kGpuWaitUs, us(o.gpuWait)},
+                   {op::kPythonEvents, o.pythonEvents},
+                   {op::kTransitions,
+                    {{"Python->Backend", o.transitions.pythonToBackend},
+                     {"Python->Simulator", o.transitions.pythonToSimulator},
+                     {"Backend->CUDA API", o.transitions.toCudaApi}}},
+                   {op::kCategories, categories}});
+    if (b.view == View::kThread) ops.back()[op::kThread] = o.thread;
     if (auto it = b.identities.find(o.process); it != b.identities.end()) {
       const auto& id = it->second;
-      ops.back()["rank"] = id.rank ? nlohmann::json(*id.rank) : nlohmann::json(nullptr);
-      ops.back()["host"] = id.host.empty() ? nlohmann::json(nullptr) : nlohmann::json(id.host);
+      ops.back()[op::kRank] = id.rank ? nlohmann::json(*id.rank) : nlohmann::json(nullptr);
+      ops.back()[op::kHost] = id.host.empty() ? nlohmann::json(nullptr) : nlohmann::json(id.host);
     }
   }
-  nlohmann::json doc = {{"schema", "rlscope.analysis/1"},
-                        {"view", viewName(b.view)},
-                        {"corrected", b.correction.has_value()},
-                        {"total_us", us(b.totalNs)},
-                        {"operations", ops}};
-  if (b.correction) doc["correction"] = correctionToJson(*b.correction);
+  nlohmann::json doc = {{json_keys::kSchema, json_keys::kAnalysisSchema},
+                        {json_keys::kView, viewName(b.view)},
+                        {json_keys::kCorrected, b.correction.has_value()},
+                        {json_keys::kTotalUs, us(b.totalNs)},
+                        {json_keys::kOperations, ops}};
+  if (b.correction) doc[json_keys::kCorrection] = correctionToJson(*b.correction);
   return doc;
 }
 
 nlohmann::json correctionToJson(const Correction& c) {
+  namespace key = json_keys::correction;
   nlohmann::json removed = nlohmann::json::object(), breakdown = nlohmann::json::object(),
                  events = nlohmann::json::object(), perEvent = nlohmann::json::object();
   for (const auto& [name, s] : c.sources) {
@@ -93,24 +100,24 @@ nlohmann::json correctionToJson(const Correction& c) {
     events[name] = s.events;
     perEvent[name] = s.costNs;
   }
-  nlohmann::json j = {{"calibration", c.calibrationOrigin},
-                      {"uncorrected_total_us", c.uncorrectedTotalNs / 1e3},
-                      {"corrected_total_us", c.correctedTotalNs / 1e3},
-                      {"removed_us", removed},
-                      {"breakdown_removed_us", breakdown},
-                      {"events", events},
-                      {"cost_per_event_ns", perEvent},
-                      {"notes", c.notes}};
+  nlohmann::json j = {{key::kCalibration, c.calibrationOrigin},
+                      {key::kUncorrectedTotalUs, c.uncorrectedTotalNs / 1e3},
+                      {key::kCorrectedTotalUs, c.correctedTotalNs / 1e3},
+                      {key::kRemovedUs, removed},
+                      {key::kBreakdownRemovedUs, breakdown},
+                      {key::kEvents, events},
+                      {key::kCostPerEventNs, perEvent},
+                      {key::kNotes, c.notes}};
   if (c.uninstrumentedNs > 0) {
-    j["uninstrumented_total_us"] = c.uninstrumentedNs / 1e3;
-    j["uninstrumented_noise_pct"] = c.uninstrumentedNoisePct;
+    j[key::kUninstrumentedTotalUs] = c.uninstrumentedNs / 1e3;
+    j[key::kUninstrumentedNoisePct] = c.uninstrumentedNoisePct;
   }
-  if (c.biasPct) j["bias_pct"] = *c.biasPct;
+  if (c.biasPct) j[key::kBiasPct] = *c.biasPct;
   if (c.biasUncertaintyPct)  // null: a single repetition cannot say
-    j["bias_uncertainty_pct"] = std::isfinite(*c.biasUncertaintyPct)
-                                    ? nlohmann::json(*c.biasUncertaintyPct)
-                                    : nlohmann::json(nullptr);
-  if (c.verdict) j["bias_verdict"] = verdictName(*c.verdict);
+    j[key::kBiasUncertaintyPct] = std::isfinite(*c.biasUncertaintyPct)
+                                      ? nlohmann::json(*c.biasUncertaintyPct)
+                                      : nlohmann::json(nullptr);
+  if (c.verdict) j[key::kBiasVerdict] = verdictName(*c.verdict);
   return j;
 }
 

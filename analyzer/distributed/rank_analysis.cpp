@@ -6,6 +6,7 @@
 #include <set>
 #include <tuple>
 
+#include "analysis_json.h"
 #include "collectives.h"
 #include "rlscope/trace/global_id.h"
 
@@ -298,41 +299,48 @@ double percentOf(TimeNs part, TimeNs whole) {
 }  // namespace
 
 nlohmann::json ranksToJson(const RankAnalysis& a) {
+  namespace rank = json_keys::rank;
+  namespace straggler = json_keys::straggler;
+  namespace resource = json_keys::resource;
   nlohmann::json ranks = nlohmann::json::array();
   nlohmann::json stragglers = nlohmann::json::array();
   for (const auto& r : a.ranks) {
     nlohmann::json host = r.host.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.host);
-    ranks.push_back(
-        {{"rank", r.rank},
-         {"host", host},
-         {"pid", r.pid},
-         {"pids", r.pids},
-         {"time_us", micros(r.time)},
-         {"resources",
-          {{"CPU", micros(r.cpu)}, {"GPU", micros(r.gpu)}, {"CPU+GPU", micros(r.cpuGpu)}}},
-         {"waiting_us", micros(r.waiting)},
-         {"collectives",
-          {{"count", r.collectives},
-           {"time_us", micros(r.inCollectives)},
-           {"waiting_us", micros(r.waitingForOthers)},
-           {"transferring_us", micros(r.transferring)}}}});
+    ranks.push_back({{rank::kRank, r.rank},
+                     {rank::kHost, host},
+                     {rank::kPid, r.pid},
+                     {rank::kPids, r.pids},
+                     {rank::kTimeUs, micros(r.time)},
+                     {rank::kResources,
+                      {{resource::kCpu, micros(r.cpu)},
+                       {resource::kGpu, micros(r.gpu)},
+                       {resource::kCpuGpu, micros(r.cpuGpu)}}},
+                     {rank::kWaitingUs, micros(r.waiting)},
+                     {rank::kCollectives,
+                      {{rank::collectives::kCount, r.collectives},
+                       {rank::collectives::kTimeUs, micros(r.inCollectives)},
+                       {rank::collectives::kWaitingUs, micros(r.waitingForOthers)},
+                       {rank::collectives::kTransferringUs, micros(r.transferring)}}}});
     nlohmann::json doing = nlohmann::json::array();
     for (const auto& d : r.doing) {
-      doing.push_back(
-          {{"operation", d.operation}, {"category", d.category}, {"time_us", micros(d.time)}});
+      doing.push_back({{straggler::doing::kOperation, d.operation},
+                       {straggler::doing::kCategory, d.category},
+                       {straggler::doing::kTimeUs, micros(d.time)}});
     }
-    stragglers.push_back({{"rank", r.rank},
-                          {"host", host},
-                          {"collectives_last", r.collectivesLast},
-                          {"others_waited_us", micros(r.othersWaited)},
-                          {"doing", doing}});
+    stragglers.push_back({{straggler::kRank, r.rank},
+                          {straggler::kHost, host},
+                          {straggler::kCollectivesLast, r.collectivesLast},
+                          {straggler::kOthersWaitedUs, micros(r.othersWaited)},
+                          {straggler::kDoing, doing}});
   }
-  return {{"ranks", ranks},
-          {"stragglers", stragglers},
-          {"collectives",
-           {{"matched", a.matched},
-            {"source", a.source.empty() ? nlohmann::json(nullptr) : nlohmann::json(a.source)},
-            {"notes", a.notes}}}};
+  namespace collectives = json_keys::collectives;
+  return {{json_keys::kRanks, ranks},
+          {json_keys::kStragglers, stragglers},
+          {json_keys::kCollectives,
+           {{collectives::kMatched, a.matched},
+            {collectives::kSource,
+             a.source.empty() ? nlohmann::json(nullptr) : nlohmann::json(a.source)},
+            {collectives::kNotes, a.notes}}}};
 }
 
 void writeRanksTable(const RankAnalysis& a, std::ostream& out) {

@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <string>
 
-#include "gpu_metrics_json.h"
+#include "gpu_json.h"
 
 namespace rlscope::analysis {
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "gpu_metrics_json.h"
+#include "gpu_json.h"
 #include "rlscope/trace/records.h"
 
 namespace rlscope::report {
@@ -11,6 +11,7 @@ namespace rlscope::report {
 namespace {
 
 using nlohmann::json;
+namespace json_keys = analysis::json_keys;
 
 [[noreturn]] void fail(const std::string& what) {
   throw std::runtime_error("analysis document: " + what);
@@ -69,7 +70,7 @@ std::vector<CategorySetTime> parseCategories(const json& categories, const std::
   std::vector<CategorySetTime> out;
   for (const auto& entry : categories) {
     if (!entry.is_object()) fail(where + ": a category entry is not an object");
-    const json& set = required(entry, "set", where + " category entry");
+    const json& set = required(entry, json_keys::category::kSet, where + " category entry");
     if (!set.is_array()) fail(where + ": a category \"set\" is not a list");
     CategorySetTime c;
     for (const auto& name : set) {
@@ -78,38 +79,39 @@ std::vector<CategorySetTime> parseCategories(const json& categories, const std::
     }
     // The contract sorts sets; sorting again keeps keys stable if a producer does not.
     std::sort(c.set.begin(), c.set.end());
-    c.timeUs = requiredNumber(entry, "time_us", where + " category entry");
+    c.timeUs = requiredNumber(entry, json_keys::category::kTimeUs, where + " category entry");
     out.push_back(std::move(c));
   }
   return out;
 }
 
 Operation parseOperation(const json& op, std::size_t index) {
+  namespace key = json_keys::operation;
   std::string where = "operation " + std::to_string(index);
   if (!op.is_object()) fail(where + " is not an object");
   Operation o;
-  const json& name = required(op, "name", where);
+  const json& name = required(op, key::kName, where);
   if (!name.is_string()) fail(where + ": \"name\" is not a string");
   o.name = name.get<std::string>();
   where += " (\"" + o.name + "\")";
-  const json& process = required(op, "process", where);
+  const json& process = required(op, key::kProcess, where);
   if (!process.is_number_integer()) fail(where + ": \"process\" is not an integer");
   o.process = process.get<std::int64_t>();
-  o.host = optString(op, "host");
-  o.rank = optInteger(op, "rank");
-  o.phase = optString(op, "phase");
-  o.instances = optInteger(op, "instances");
-  o.timeUs = requiredNumber(op, "time_us", where);
-  const json& resources = required(op, "resources", where);
+  o.host = optString(op, key::kHost);
+  o.rank = optInteger(op, key::kRank);
+  o.phase = optString(op, key::kPhase);
+  o.instances = optInteger(op, key::kInstances);
+  o.timeUs = requiredNumber(op, key::kTimeUs, where);
+  const json& resources = required(op, key::kResources, where);
   if (!resources.is_object()) fail(where + ": \"resources\" is not an object");
-  o.cpuUs = optNumber(resources, "CPU").value_or(0);
-  o.gpuUs = optNumber(resources, "GPU").value_or(0);
-  o.cpuGpuUs = optNumber(resources, "CPU+GPU").value_or(0);
-  o.waitingUs = optNumber(op, "waiting_us").value_or(0);
-  o.gpuBoundUs = optNumber(op, "gpu_bound_us").value_or(o.gpuUs + o.cpuGpuUs);
-  o.launchedGpuUs = optNumber(op, "launched_gpu_us");
-  o.categories = parseCategories(required(op, "categories", where), where);
-  o.transitions = numberMap(optObject(op, "transitions"));
+  o.cpuUs = optNumber(resources, json_keys::resource::kCpu).value_or(0);
+  o.gpuUs = optNumber(resources, json_keys::resource::kGpu).value_or(0);
+  o.cpuGpuUs = optNumber(resources, json_keys::resource::kCpuGpu).value_or(0);
+  o.waitingUs = optNumber(op, key::kWaitingUs).value_or(0);
+  o.gpuBoundUs = optNumber(op, key::kGpuBoundUs).value_or(o.gpuUs + o.cpuGpuUs);
+  o.launchedGpuUs = optNumber(op, key::kLaunchedGpuUs);
+  o.categories = parseCategories(required(op, key::kCategories, where), where);
+  o.transitions = numberMap(optObject(op, key::kTransitions));
   return o;
 }
 
@@ -155,42 +157,45 @@ GpuSection parseGpu(const json& gpu) {
 }
 
 Correction parseCorrection(const json& c) {
+  namespace key = json_keys::correction;
   Correction out;
-  out.calibration = optString(c, "calibration");
-  out.uncorrectedTotalUs = optNumber(c, "uncorrected_total_us");
-  out.correctedTotalUs = optNumber(c, "corrected_total_us");
-  out.uninstrumentedTotalUs = optNumber(c, "uninstrumented_total_us");
-  out.biasPct = optNumber(c, "bias_pct");
-  out.uninstrumentedNoisePct = optNumber(c, "uninstrumented_noise_pct");
-  out.biasUncertaintyPct = optNumber(c, "bias_uncertainty_pct");
-  out.biasVerdict = optString(c, "bias_verdict");
-  out.removedUs = numberMap(optObject(c, "removed_us"));
+  out.calibration = optString(c, key::kCalibration);
+  out.uncorrectedTotalUs = optNumber(c, key::kUncorrectedTotalUs);
+  out.correctedTotalUs = optNumber(c, key::kCorrectedTotalUs);
+  out.uninstrumentedTotalUs = optNumber(c, key::kUninstrumentedTotalUs);
+  out.biasPct = optNumber(c, key::kBiasPct);
+  out.uninstrumentedNoisePct = optNumber(c, key::kUninstrumentedNoisePct);
+  out.biasUncertaintyPct = optNumber(c, key::kBiasUncertaintyPct);
+  out.biasVerdict = optString(c, key::kBiasVerdict);
+  out.removedUs = numberMap(optObject(c, key::kRemovedUs));
   return out;
 }
 
 PredictedOperation parsePredictedOperation(const json& o) {
+  namespace key = json_keys::prediction;
   PredictedOperation out;
-  out.name = optString(o, "name");
-  if (auto it = o.find("process"); it != o.end() && it->is_number_integer())
+  out.name = optString(o, key::operation::kName);
+  if (auto it = o.find(key::operation::kProcess); it != o.end() && it->is_number_integer())
     out.process = it->get<std::int64_t>();
-  out.phase = optString(o, "phase");
-  out.originUs = optNumber(o, "origin_us").value_or(0);
-  out.predictedUs = optNumber(o, "predicted_us").value_or(0);
-  out.gpuScale = optNumber(o, "gpu_scale");
-  out.expectedErrorUs = optNumber(o, "expected_error_us");
+  out.phase = optString(o, key::operation::kPhase);
+  out.originUs = optNumber(o, key::operation::kOriginUs).value_or(0);
+  out.predictedUs = optNumber(o, key::operation::kPredictedUs).value_or(0);
+  out.gpuScale = optNumber(o, key::operation::kGpuScale);
+  out.expectedErrorUs = optNumber(o, key::operation::kExpectedErrorUs);
   return out;
 }
 
 PredictedKernel parsePredictedKernel(const json& k) {
+  namespace key = json_keys::prediction;
   PredictedKernel out;
-  out.name = optString(k, "name");
-  out.method = optString(k, "method");
-  out.launches = optNumber(k, "launches");
-  out.cannotPredict = optNumber(k, "cannot_predict");
-  out.originUs = optNumber(k, "origin_us");
-  out.predictedUs = optNumber(k, "predicted_us");
-  out.gamma = optNumber(k, "gamma");
-  out.expectedError = optNumber(k, "expected_error");
+  out.name = optString(k, key::kernel::kName);
+  out.method = optString(k, key::kernel::kMethod);
+  out.launches = optNumber(k, key::kernel::kLaunches);
+  out.cannotPredict = optNumber(k, key::kernel::kCannotPredict);
+  out.originUs = optNumber(k, key::kernel::kOriginUs);
+  out.predictedUs = optNumber(k, key::kernel::kPredictedUs);
+  out.gamma = optNumber(k, key::kernel::kGamma);
+  out.expectedError = optNumber(k, key::kernel::kExpectedError);
   return out;
 }
 
@@ -198,38 +203,39 @@ PredictedKernel parsePredictedKernel(const json& k) {
 // report. A prediction of another schema keeps only the schema, so the report can say why it
 // shows nothing of it.
 PredictionSection parsePrediction(const json& p) {
+  namespace key = json_keys::prediction;
   PredictionSection out;
-  out.schema = optString(p, "schema");
+  out.schema = optString(p, key::kSchema);
   if (out.schema != kPredictionSchema) return out;
-  out.origin = optString(p, "origin");
-  out.originFrom = optString(p, "origin_from");
-  out.target = optString(p, "target");
-  out.verdict = optString(p, "verdict");
-  if (const json* run = optObject(p, "run")) {
-    out.originUs = optNumber(*run, "origin_us");
-    out.predictedUs = optNumber(*run, "predicted_us");
-    out.predictedLowUs = optNumber(*run, "predicted_low_us");
-    out.predictedHighUs = optNumber(*run, "predicted_high_us");
-    out.speedup = optNumber(*run, "speedup");
-    out.gpuBoundUs = optNumber(*run, "gpu_bound_us");
-    out.maxSpeedup = optNumber(*run, "max_speedup");
-    if (auto it = run->find("cpu_bound"); it != run->end() && it->is_boolean())
+  out.origin = optString(p, key::kOrigin);
+  out.originFrom = optString(p, key::kOriginFrom);
+  out.target = optString(p, key::kTarget);
+  out.verdict = optString(p, key::kVerdict);
+  if (const json* run = optObject(p, key::kRun)) {
+    out.originUs = optNumber(*run, key::run::kOriginUs);
+    out.predictedUs = optNumber(*run, key::run::kPredictedUs);
+    out.predictedLowUs = optNumber(*run, key::run::kPredictedLowUs);
+    out.predictedHighUs = optNumber(*run, key::run::kPredictedHighUs);
+    out.speedup = optNumber(*run, key::run::kSpeedup);
+    out.gpuBoundUs = optNumber(*run, key::run::kGpuBoundUs);
+    out.maxSpeedup = optNumber(*run, key::run::kMaxSpeedup);
+    if (auto it = run->find(key::run::kCpuBound); it != run->end() && it->is_boolean())
       out.cpuBound = it->get<bool>();
   }
-  if (const json* gpu = optObject(p, "gpu")) {
-    out.gpuOriginUs = optNumber(*gpu, "origin_us");
-    out.gpuPredictedUs = optNumber(*gpu, "predicted_us");
-    out.gpuExpectedError = optNumber(*gpu, "expected_error");
-    out.kernelLaunches = optNumber(*gpu, "kernel_launches");
-    out.cannotPredict = optNumber(*gpu, "cannot_predict");
+  if (const json* gpu = optObject(p, key::kGpu)) {
+    out.gpuOriginUs = optNumber(*gpu, key::gpu::kOriginUs);
+    out.gpuPredictedUs = optNumber(*gpu, key::gpu::kPredictedUs);
+    out.gpuExpectedError = optNumber(*gpu, key::gpu::kExpectedError);
+    out.kernelLaunches = optNumber(*gpu, key::gpu::kKernelLaunches);
+    out.cannotPredict = optNumber(*gpu, key::gpu::kCannotPredict);
   }
-  if (auto it = p.find("operations"); it != p.end() && it->is_array())
+  if (auto it = p.find(key::kOperations); it != p.end() && it->is_array())
     for (const auto& o : *it)
       if (o.is_object()) out.operations.push_back(parsePredictedOperation(o));
-  if (auto it = p.find("kernels"); it != p.end() && it->is_array())
+  if (auto it = p.find(key::kKernels); it != p.end() && it->is_array())
     for (const auto& k : *it)
       if (k.is_object()) out.kernels.push_back(parsePredictedKernel(k));
-  if (auto it = p.find("notes"); it != p.end() && it->is_array())
+  if (auto it = p.find(key::kNotes); it != p.end() && it->is_array())
     for (const auto& n : *it)
       if (n.is_string()) out.notes.push_back(n.get<std::string>());
   return out;
@@ -239,44 +245,47 @@ PredictionSection parsePrediction(const json& p) {
 
 // "ranks", "stragglers" and "collectives" of `--by rank`; rows of the wrong shape are left out.
 RanksSection parseRanks(const json& ranks, const json& document) {
+  namespace rank_key = json_keys::rank;
+  namespace straggler_key = json_keys::straggler;
   RanksSection out;
   std::map<std::int64_t, std::size_t> byRank;
   for (const auto& r : ranks) {
-    auto rank = optNumber(r, "rank");
+    auto rank = optNumber(r, rank_key::kRank);
     if (!rank) continue;
     RankRow row{.rank = static_cast<std::int64_t>(*rank),
-                .host = optString(r, "host"),
-                .pid = optInteger(r, "pid")};
-    row.timeUs = optNumber(r, "time_us").value_or(0);
-    if (const json* c = optObject(r, "collectives")) {
-      row.collectives = optNumber(*c, "count").value_or(0);
-      row.collectivesUs = optNumber(*c, "time_us").value_or(0);
-      row.waitingForOthersUs = optNumber(*c, "waiting_us").value_or(0);
-      row.transferringUs = optNumber(*c, "transferring_us").value_or(0);
+                .host = optString(r, rank_key::kHost),
+                .pid = optInteger(r, rank_key::kPid)};
+    row.timeUs = optNumber(r, rank_key::kTimeUs).value_or(0);
+    if (const json* c = optObject(r, rank_key::kCollectives)) {
+      row.collectives = optNumber(*c, rank_key::collectives::kCount).value_or(0);
+      row.collectivesUs = optNumber(*c, rank_key::collectives::kTimeUs).value_or(0);
+      row.waitingForOthersUs = optNumber(*c, rank_key::collectives::kWaitingUs).value_or(0);
+      row.transferringUs = optNumber(*c, rank_key::collectives::kTransferringUs).value_or(0);
     }
     byRank[row.rank] = out.ranks.size();
     out.ranks.push_back(std::move(row));
   }
-  if (auto s = document.find("stragglers"); s != document.end() && s->is_array()) {
-    for (const auto& straggler : *s) {
-      auto rank = optNumber(straggler, "rank");
+  if (auto s = document.find(json_keys::kStragglers); s != document.end() && s->is_array()) {
+    for (const auto& entry : *s) {
+      auto rank = optNumber(entry, straggler_key::kRank);
       auto it = rank ? byRank.find(static_cast<std::int64_t>(*rank)) : byRank.end();
       if (it == byRank.end()) continue;
       RankRow& row = out.ranks[it->second];
-      row.collectivesLast = optNumber(straggler, "collectives_last").value_or(0);
-      row.othersWaitedUs = optNumber(straggler, "others_waited_us").value_or(0);
-      if (auto d = straggler.find("doing"); d != straggler.end() && d->is_array()) {
+      row.collectivesLast = optNumber(entry, straggler_key::kCollectivesLast).value_or(0);
+      row.othersWaitedUs = optNumber(entry, straggler_key::kOthersWaitedUs).value_or(0);
+      if (auto d = entry.find(straggler_key::kDoing); d != entry.end() && d->is_array()) {
         for (const auto& activity : *d) {
-          row.doing.push_back({optString(activity, "operation"), optString(activity, "category"),
-                               optNumber(activity, "time_us").value_or(0)});
+          row.doing.push_back({optString(activity, straggler_key::doing::kOperation),
+                               optString(activity, straggler_key::doing::kCategory),
+                               optNumber(activity, straggler_key::doing::kTimeUs).value_or(0)});
         }
       }
     }
   }
-  if (const json* c = optObject(document, "collectives")) {
-    out.matched = optNumber(*c, "matched").value_or(0);
-    out.source = optString(*c, "source");
-    if (auto n = c->find("notes"); n != c->end() && n->is_array()) {
+  if (const json* c = optObject(document, json_keys::kCollectives)) {
+    out.matched = optNumber(*c, json_keys::collectives::kMatched).value_or(0);
+    out.source = optString(*c, json_keys::collectives::kSource);
+    if (auto n = c->find(json_keys::collectives::kNotes); n != c->end() && n->is_array()) {
       for (const auto& note : *n)
         if (note.is_string()) out.notes.push_back(note.get<std::string>());
     }
@@ -287,27 +296,27 @@ RanksSection parseRanks(const json& ranks, const json& document) {
 Analysis parseAnalysis(const json& document) {
   if (!document.is_object())
     fail("not a JSON object (expected " + std::string(kAnalysisSchema) + ")");
-  auto schema = document.find("schema");
+  auto schema = document.find(json_keys::kSchema);
   if (schema == document.end() || !schema->is_string())
     fail("no \"schema\" (expected \"" + std::string(kAnalysisSchema) + "\")");
   if (schema->get<std::string>() != kAnalysisSchema)
     fail("schema \"" + schema->get<std::string>() + "\" is not \"" + kAnalysisSchema + "\"");
-  const json& operations = required(document, "operations", "the document");
+  const json& operations = required(document, json_keys::kOperations, "the document");
   if (!operations.is_array()) fail("\"operations\" is not a list");
 
   Analysis a;
-  a.trace = optString(document, "trace");
-  if (auto it = document.find("corrected"); it != document.end() && it->is_boolean())
+  a.trace = optString(document, json_keys::kTrace);
+  if (auto it = document.find(json_keys::kCorrected); it != document.end() && it->is_boolean())
     a.corrected = it->get<bool>();
-  a.totalUs = optNumber(document, "total_us");
+  a.totalUs = optNumber(document, json_keys::kTotalUs);
   for (std::size_t i = 0; i < operations.size(); ++i)
     a.operations.push_back(parseOperation(operations[i], i));
-  if (const json* gpu = optObject(document, "gpu")) a.gpu = parseGpu(*gpu);
-  if (const json* correction = optObject(document, "correction"))
+  if (const json* gpu = optObject(document, json_keys::kGpu)) a.gpu = parseGpu(*gpu);
+  if (const json* correction = optObject(document, json_keys::kCorrection))
     a.correction = parseCorrection(*correction);
-  if (const json* prediction = optObject(document, "prediction"))
+  if (const json* prediction = optObject(document, json_keys::kPrediction))
     a.prediction = parsePrediction(*prediction);
-  if (auto r = document.find("ranks"); r != document.end() && r->is_array())
+  if (auto r = document.find(json_keys::kRanks); r != document.end() && r->is_array())
     a.ranks = parseRanks(*r, document);
   return a;
 }

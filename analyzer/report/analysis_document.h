@@ -11,11 +11,13 @@
 #include <string>
 #include <vector>
 
+#include "analysis_json.h"
+
 namespace rlscope::report {
 
-inline constexpr const char* kAnalysisSchema = "rlscope.analysis/1";
+inline constexpr const char* kAnalysisSchema = analysis::json_keys::kAnalysisSchema;
 inline constexpr const char* kUnannotated = "(unannotated)";
-inline constexpr const char* kPredictionSchema = "rlscope.prediction/1";
+inline constexpr const char* kPredictionSchema = analysis::json_keys::prediction::kPredictionSchema;
 
 // Where a category set's time ran: only CPU categories, both kinds, only GPU categories, or
 // nothing at all (the empty set: idle time inside an operation).

@@ -403,7 +403,7 @@ TEST(GpuMetricsLaunch, JoinMatchesAMapOnRandomTraces) {
 }
 
 // The analysis document's GPU section read back by the report (report/analysis_document.cpp)
-// gives every metric the analyzer wrote: the keys are defined once (gpu_metrics_json.h).
+// gives every metric the analyzer wrote: the keys are defined once (analyzer/document/gpu_json.h).
 TEST(GpuMetricsOutput, TheReportReadsBackEveryMetricWritten) {
   testing::TempDir dir;
   trace::TraceReader reader(writeBreakdownTrace(dir));

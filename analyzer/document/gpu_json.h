@@ -1,6 +1,7 @@
 // The keys of the analysis document's "gpu" section (docs/gpu-metrics.md), each defined once:
 // gpu_metrics_output.cpp writes them, report/analysis_document.cpp reads them back, and a key
-// renamed on one side cannot silently drop a metric on the other.
+// renamed on one side cannot silently drop a metric on the other. The other sections' keys are in
+// analysis_json.h.
 #pragma once
 
 namespace rlscope::analysis::gpu_json {
