@@ -2,7 +2,8 @@
 """What a user waits for (docs/performance.md, "End to end"): for each workload, the plain run, the
 run under rlscope-prof, the time from its end until the trace is ready, the whole wait against the
 plain run, the trace's size and rlscope-prof's peak memory, with the merge running while the
-program runs (the default) and after it (--merge-after-exit). Each figure is the median of
+program runs (the default) and after it (--merge-after-exit), and its bytes per event
+(bench/trace_size/trace_size.py). Each figure is the median of
 --repeat runs; runs of the modes alternate, so that a machine's drift hits them alike.
 
     .venv/bin/python bench/end_to_end/end_to_end.py --build build-release [--repeat 3]
@@ -26,6 +27,8 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "bench" / "trace_size"))
+import trace_size  # noqa: E402  (bench/trace_size/trace_size.py: events, bytes per event)
 
 
 def workloads(build, python):
@@ -84,8 +87,10 @@ def run(command, env, profiled_mode=None, prof=None, trace=None):
     if not m:
         sys.exit(f"end_to_end: no summary line from rlscope-prof: {err[-2000:]}")
     seconds = lambda v, unit: float(v) / (1000 if unit == "ms" else 1)
+    size = trace_size.measure(trace)
     return {"total_s": total, "run_s": seconds(m.group(1), m.group(2)),
-            "ready_s": seconds(m.group(3), m.group(4)), "trace_bytes": trace.stat().st_size,
+            "ready_s": seconds(m.group(3), m.group(4)), "trace_bytes": size["bytes"],
+            "events": size["events"], "bytes_per_event": size["bytes_per_event"],
             "peak_rss_mib": peak[0]}
 
 
@@ -135,13 +140,14 @@ def main():
     print(f"\nEnd to end, median of {args.repeat} (run under rlscope-prof; ready: from the "
           "program's end to the trace; wait: the whole command against the plain run)")
     print(f"{'workload':16} {'merge':11} {'plain':>8} {'run':>8} {'ready':>8} {'wait':>7} "
-          f"{'trace':>9} {'peak RSS':>9}")
+          f"{'trace':>9} {'events':>8} {'B/event':>8} {'peak RSS':>9}")
     for name, r in results.items():
         for mode in ("live", "after-exit"):
             m = r[mode]
             print(f"{name:16} {mode:11} {r['plain_s']:7.2f}s {m['run_s']:7.2f}s "
                   f"{m['ready_s']:7.2f}s {m['vs_plain']:6.2f}x "
-                  f"{m['trace_bytes'] / 2**20:7.1f}MB {m['peak_rss_mib']:7.0f}MB")
+                  f"{m['trace_bytes'] / 1e6:7.1f}MB {m['events'] / 1e6:7.2f}M "
+                  f"{m['bytes_per_event']:8.1f} {m['peak_rss_mib']:7.0f}MB")
     if args.json:
         args.json.write_text(json.dumps(results, indent=1))
 
