@@ -24,9 +24,9 @@
 #include <random>
 #include <string>
 
-#include "breakdown.h"
-#include "calibration.h"
-#include "gpu_metrics.h"
+#include "rlscope/breakdown/breakdown.h"
+#include "rlscope/calibration/calibration.h"
+#include "rlscope/gpu_metrics/gpu_metrics.h"
 #include "rlscope/trace/global_id.h"
 #include "rlscope/trace/reader.h"
 #include "rlscope/trace/schema.h"

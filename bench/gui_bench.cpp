@@ -30,14 +30,14 @@
 #include <string>
 #include <vector>
 
-#include "correlation_index.h"
-#include "event_details.h"
-#include "event_search.h"
-#include "lod_query.h"
+#include "rlscope/gui_model/correlation_index.h"
+#include "rlscope/gui_model/event_details.h"
+#include "rlscope/gui_model/event_search.h"
+#include "rlscope/gui_model/lod_query.h"
+#include "rlscope/gui_model/timeline_data.h"
 #include "rlscope/trace/reader.h"
 #include "support/process_memory.h"
 #include "support/synthetic_rl_trace.h"
-#include "timeline_data.h"
 
 namespace {
 

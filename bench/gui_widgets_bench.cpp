@@ -18,12 +18,12 @@
 #include <memory>
 #include <vector>
 
-#include "event_search.h"
-#include "main_window.h"
+#include "rlscope/gui_model/event_search.h"
+#include "rlscope/gui_widgets/main_window.h"
+#include "rlscope/gui_widgets/timeline_view.h"
+#include "rlscope/gui_widgets/trace_file.h"
 #include "support/process_memory.h"
 #include "support/synthetic_rl_trace.h"
-#include "timeline_view.h"
-#include "trace_file.h"
 
 namespace {
 

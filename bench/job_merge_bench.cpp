@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "job_merge.h"
+#include "rlscope/distributed/job_merge.h"
 #include "rlscope/trace/sqlite.h"
 #include "support/synthetic_rl_trace.h"
 

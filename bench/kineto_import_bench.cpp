@@ -13,7 +13,7 @@
 #include <fstream>
 #include <string>
 
-#include "importer.h"
+#include "rlscope/import/importer.h"
 
 namespace {
 

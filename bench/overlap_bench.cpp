@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "overlap.h"
+#include "rlscope/overlap/overlap.h"
 #include "support/process_memory.h"
 
 namespace {

@@ -20,9 +20,9 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "gpu_database.h"
-#include "kernel_table.h"
-#include "wave_scaling.h"
+#include "rlscope/predictor/gpu_database.h"
+#include "rlscope/predictor/kernel_table.h"
+#include "rlscope/predictor/wave_scaling.h"
 
 namespace {
 

@@ -4,15 +4,15 @@
 #include <stdexcept>
 #include <thread>
 
-#include "breakdown_output.h"
 #include "commands.h"
 #include "fleet_analysis.h"
-#include "gpu_metrics_output.h"
-#include "html_report.h"
 #include "python_tool.h"
+#include "rlscope/breakdown/breakdown_output.h"
+#include "rlscope/gpu_metrics/gpu_metrics_output.h"
+#include "rlscope/predictor/what_if_output.h"
+#include "rlscope/report/html_report.h"
 #include "rlscope/trace/atomic_output.h"
 #include "trace_analysis.h"
-#include "what_if_output.h"
 
 namespace rlscope::cli {
 

@@ -11,9 +11,9 @@
 #include <iostream>
 #include <set>
 
-#include "breakdown.h"
 #include "commands.h"
-#include "launch.h"
+#include "rlscope/breakdown/breakdown.h"
+#include "rlscope/launch/launch.h"
 #include "rlscope/trace/reader.h"
 
 namespace rlscope::cli {

@@ -10,8 +10,8 @@
 #include <string_view>
 #include <vector>
 
-#include "calibration.h"
 #include "prof_command.h"
+#include "rlscope/calibration/calibration.h"
 
 namespace rlscope::cli {
 

@@ -2,7 +2,7 @@
 
 #include "commands.h"
 #include "gpu_database_option.h"
-#include "what_if_output.h"
+#include "rlscope/predictor/what_if_output.h"
 
 namespace rlscope::cli {
 

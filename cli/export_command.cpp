@@ -1,9 +1,9 @@
 #include <iostream>
 #include <stdexcept>
 
-#include "chrome_exporter.h"
 #include "commands.h"
 #include "python_tool.h"
+#include "rlscope/export/chrome_exporter.h"
 
 namespace rlscope::cli {
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "fleet.h"
+#include "rlscope/report/fleet.h"
 #include "trace_analysis.h"
 
 namespace rlscope::cli {

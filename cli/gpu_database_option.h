@@ -5,7 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <string>
 
-#include "gpu_database.h"
+#include "rlscope/predictor/gpu_database.h"
 
 namespace rlscope::cli {
 

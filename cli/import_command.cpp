@@ -2,7 +2,7 @@
 #include <iostream>
 
 #include "commands.h"
-#include "importer.h"
+#include "rlscope/import/importer.h"
 
 namespace rlscope::cli {
 

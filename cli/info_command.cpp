@@ -1,7 +1,7 @@
 #include <iostream>
 
 #include "commands.h"
-#include "trace_summary.h"
+#include "rlscope/summary/trace_summary.h"
 
 namespace rlscope::cli {
 

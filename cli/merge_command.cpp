@@ -3,7 +3,7 @@
 #include <iostream>
 
 #include "commands.h"
-#include "job_merge.h"
+#include "rlscope/distributed/job_merge.h"
 #include "rlscope/trace/micros_text.h"
 
 namespace rlscope::cli {

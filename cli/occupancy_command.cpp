@@ -3,7 +3,7 @@
 
 #include "commands.h"
 #include "gpu_database_option.h"
-#include "occupancy.h"
+#include "rlscope/predictor/occupancy.h"
 
 namespace rlscope::cli {
 

@@ -6,9 +6,9 @@
 
 #include "commands.h"
 #include "gpu_database_option.h"
-#include "kernel_table.h"
+#include "rlscope/predictor/kernel_table.h"
+#include "rlscope/predictor/what_if_output.h"
 #include "rlscope/trace/reader.h"
-#include "what_if_output.h"
 
 namespace rlscope::cli {
 namespace {

@@ -14,10 +14,10 @@
 
 #include "calibrate_command.h"
 #include "commands.h"
-#include "launch.h"
-#include "live_merge.h"
-#include "part_merger.h"
 #include "python_config.h"
+#include "rlscope/launch/launch.h"
+#include "rlscope/merge/live_merge.h"
+#include "rlscope/merge/part_merger.h"
 #include "rlscope/part/format.h"
 #include "rlscope/trace/version.h"
 
@@ -142,7 +142,7 @@ std::string plural(std::uint64_t n, const std::string& word) {
   return std::to_string(n) + " " + word + (word.back() == 's' ? "es" : "s");
 }
 
-// What the collector is told (collector/launch/launch.h): the libraries, the features the
+// What the collector is told (rlscope/launch/launch.h): the libraries, the features the
 // options leave on, the Python module lists. Empty, or why the run cannot start.
 std::string injectionConfig(const ProfOptions& o, launch::InjectionConfig& config) {
   fs::path libDir = launch::libraryDirectory();

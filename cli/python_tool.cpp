@@ -4,7 +4,7 @@
 #include <filesystem>
 #include <stdexcept>
 
-#include "launch.h"
+#include "rlscope/launch/launch.h"
 
 namespace rlscope::cli {
 

@@ -2,10 +2,10 @@
 #include <iostream>
 
 #include "commands.h"
-#include "comparison.h"
-#include "comparison_output.h"
-#include "html_report.h"
-#include "markdown_report.h"
+#include "rlscope/report/comparison.h"
+#include "rlscope/report/comparison_output.h"
+#include "rlscope/report/html_report.h"
+#include "rlscope/report/markdown_report.h"
 #include "trace_analysis.h"
 
 namespace rlscope::cli {

@@ -6,12 +6,12 @@
 #include <optional>
 #include <stdexcept>
 
-#include "analysis_json.h"
-#include "breakdown_output.h"
 #include "commands.h"
 #include "gpu_database_option.h"
-#include "gpu_metrics_output.h"
-#include "what_if_output.h"
+#include "rlscope/breakdown/breakdown_output.h"
+#include "rlscope/document/analysis_json.h"
+#include "rlscope/gpu_metrics/gpu_metrics_output.h"
+#include "rlscope/predictor/what_if_output.h"
 
 namespace rlscope::cli {
 

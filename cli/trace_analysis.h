@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "breakdown.h"
-#include "gpu_metrics.h"
-#include "rank_analysis.h"
-#include "what_if.h"
+#include "rlscope/breakdown/breakdown.h"
+#include "rlscope/distributed/rank_analysis.h"
+#include "rlscope/gpu_metrics/gpu_metrics.h"
+#include "rlscope/predictor/what_if.h"
 
 namespace rlscope::cli {
 

@@ -8,9 +8,9 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "fleet.h"
-#include "html_report.h"
-#include "markdown_report.h"
+#include "rlscope/report/fleet.h"
+#include "rlscope/report/html_report.h"
+#include "rlscope/report/markdown_report.h"
 
 using namespace rlscope::report;
 

@@ -7,8 +7,8 @@
 #include <stdexcept>
 #include <string_view>
 
-#include "gpu_database.h"
-#include "kernel_model.h"
+#include "rlscope/predictor/gpu_database.h"
+#include "rlscope/predictor/kernel_model.h"
 
 using namespace rlscope::predictor;
 

@@ -7,8 +7,8 @@
 #include <filesystem>
 #include <string>
 
-#include "input_file.h"
-#include "kineto_importer.h"
+#include "rlscope/import/input_file.h"
+#include "rlscope/import/kineto_importer.h"
 
 namespace {
 

@@ -15,7 +15,7 @@
 #include <fstream>
 #include <string>
 
-#include "nsys_importer.h"
+#include "rlscope/import/nsys_importer.h"
 
 namespace {
 

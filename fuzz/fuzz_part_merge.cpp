@@ -10,7 +10,7 @@
 #include <fstream>
 #include <string>
 
-#include "part_merger.h"
+#include "rlscope/merge/part_merger.h"
 #include "rlscope/part/format.h"
 
 namespace {

@@ -1,4 +1,4 @@
-#include "gpu_database.h"
+#include "rlscope/predictor/gpu_database.h"
 
 #include <algorithm>
 #include <cctype>

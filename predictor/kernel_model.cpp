@@ -1,4 +1,4 @@
-#include "kernel_model.h"
+#include "rlscope/predictor/kernel_model.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "kernel_shape.h"
+#include "rlscope/predictor/kernel_shape.h"
 
 #include <array>
 #include <charconv>

@@ -1,4 +1,4 @@
-#include "kernel_table.h"
+#include "rlscope/predictor/kernel_table.h"
 
 #include <algorithm>
 #include <charconv>

@@ -1,11 +1,11 @@
-#include "kernel_traits.h"
+#include "rlscope/predictor/kernel_traits.h"
 
 #include <algorithm>
 #include <array>
 #include <cctype>
 #include <string>
 
-#include "gpu_metrics.h"
+#include "rlscope/gpu_metrics/gpu_metrics.h"
 
 namespace rlscope::predictor {
 namespace {

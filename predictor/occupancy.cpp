@@ -4,7 +4,7 @@
 // that support it) except the shared-memory opt-in below, and the default device state (no cache
 // preference, default carveout). The per-architecture constants name the function of
 // cuda_occupancy.h they come from.
-#include "occupancy.h"
+#include "rlscope/predictor/occupancy.h"
 
 #include <algorithm>
 #include <climits>

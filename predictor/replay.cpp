@@ -1,4 +1,4 @@
-#include "replay.h"
+#include "rlscope/predictor/replay.h"
 
 #include <algorithm>
 #include <limits>
@@ -6,7 +6,7 @@
 #include <string_view>
 #include <unordered_map>
 
-#include "breakdown.h"
+#include "rlscope/breakdown/breakdown.h"
 #include "rlscope/trace/global_id.h"
 
 namespace rlscope::predictor {

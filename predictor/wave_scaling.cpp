@@ -1,4 +1,4 @@
-#include "wave_scaling.h"
+#include "rlscope/predictor/wave_scaling.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "what_if.h"
+#include "rlscope/predictor/what_if.h"
 
 #include <algorithm>
 #include <cmath>
@@ -7,8 +7,8 @@
 #include <stdexcept>
 #include <unordered_map>
 
-#include "breakdown.h"
-#include "replay.h"
+#include "rlscope/breakdown/breakdown.h"
+#include "rlscope/predictor/replay.h"
 #include "rlscope/trace/schema.h"
 
 namespace rlscope::predictor {

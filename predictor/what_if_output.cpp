@@ -1,9 +1,9 @@
-#include "what_if_output.h"
+#include "rlscope/predictor/what_if_output.h"
 
 #include <cstdio>
 #include <string>
 
-#include "analysis_json.h"
+#include "rlscope/document/analysis_json.h"
 
 namespace rlscope::predictor {
 namespace {

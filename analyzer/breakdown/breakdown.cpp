@@ -1,4 +1,4 @@
-#include "breakdown.h"
+#include "rlscope/breakdown/breakdown.h"
 
 #include <algorithm>
 #include <array>
@@ -16,7 +16,7 @@
 #include <unordered_set>
 #include <utility>
 
-#include "overlap.h"
+#include "rlscope/overlap/overlap.h"
 #include "rlscope/trace/global_id.h"
 #include "rlscope/trace/records.h"
 #include "rlscope/trace/scan.h"

@@ -1,11 +1,11 @@
-#include "breakdown_output.h"
+#include "rlscope/breakdown/breakdown_output.h"
 
 #include <cmath>
 #include <cstdio>
 #include <limits>
 #include <string>
 
-#include "analysis_json.h"
+#include "rlscope/document/analysis_json.h"
 #include "rlscope/trace/csv_field.h"
 #include "rlscope/trace/micros_text.h"
 

@@ -1,4 +1,4 @@
-#include "calibration.h"
+#include "rlscope/calibration/calibration.h"
 
 #include <algorithm>
 #include <cmath>

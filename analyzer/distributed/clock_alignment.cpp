@@ -1,4 +1,4 @@
-#include "clock_alignment.h"
+#include "rlscope/distributed/clock_alignment.h"
 
 #include <algorithm>
 #include <charconv>
@@ -7,7 +7,7 @@
 #include <tuple>
 #include <vector>
 
-#include "collectives.h"
+#include "rlscope/distributed/collectives.h"
 #include "rlscope/trace/schema.h"
 
 namespace rlscope::analysis {

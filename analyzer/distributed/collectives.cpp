@@ -1,4 +1,4 @@
-#include "collectives.h"
+#include "rlscope/distributed/collectives.h"
 
 #include <algorithm>
 #include <array>

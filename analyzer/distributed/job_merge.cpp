@@ -1,4 +1,4 @@
-#include "job_merge.h"
+#include "rlscope/distributed/job_merge.h"
 
 #include <algorithm>
 #include <map>

@@ -1,4 +1,4 @@
-#include "rank_analysis.h"
+#include "rlscope/distributed/rank_analysis.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -6,8 +6,8 @@
 #include <set>
 #include <tuple>
 
-#include "analysis_json.h"
-#include "collectives.h"
+#include "rlscope/distributed/collectives.h"
+#include "rlscope/document/analysis_json.h"
 #include "rlscope/trace/global_id.h"
 
 namespace rlscope::analysis {

@@ -1,4 +1,4 @@
-#include "chrome_exporter.h"
+#include "rlscope/export/chrome_exporter.h"
 
 #include <algorithm>
 #include <limits>
@@ -12,8 +12,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "json_object_text.h"
-#include "json_writer.h"
+#include "rlscope/export/json_object_text.h"
+#include "rlscope/export/json_writer.h"
 #include "rlscope/trace/atomic_output.h"
 #include "rlscope/trace/enum_labels.h"
 #include "rlscope/trace/error.h"

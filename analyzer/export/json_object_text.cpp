@@ -1,4 +1,4 @@
-#include "json_object_text.h"
+#include "rlscope/export/json_object_text.h"
 
 #include <simdjson.h>
 

@@ -1,4 +1,4 @@
-#include "json_writer.h"
+#include "rlscope/export/json_writer.h"
 
 #include <fcntl.h>
 #include <unistd.h>

@@ -1,4 +1,4 @@
-#include "gpu_metrics.h"
+#include "rlscope/gpu_metrics/gpu_metrics.h"
 
 #include <algorithm>
 #include <cmath>

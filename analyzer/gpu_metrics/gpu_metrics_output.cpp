@@ -1,9 +1,9 @@
-#include "gpu_metrics_output.h"
+#include "rlscope/gpu_metrics/gpu_metrics_output.h"
 
 #include <cstdio>
 #include <string>
 
-#include "gpu_json.h"
+#include "rlscope/document/gpu_json.h"
 
 namespace rlscope::analysis {
 

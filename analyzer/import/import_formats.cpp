@@ -1,7 +1,7 @@
 // The formats `rlscope import` reads: one line each (a format's own file defines it).
-#include "importer.h"
-#include "kineto_importer.h"
-#include "nsys_importer.h"
+#include "rlscope/import/importer.h"
+#include "rlscope/import/kineto_importer.h"
+#include "rlscope/import/nsys_importer.h"
 
 namespace rlscope::import {
 

@@ -1,11 +1,11 @@
-#include "importer.h"
+#include "rlscope/import/importer.h"
 
 #include <chrono>
 #include <cstdio>
 
-#include "input_file.h"
-#include "kineto_importer.h"
-#include "nsys_importer.h"
+#include "rlscope/import/input_file.h"
+#include "rlscope/import/kineto_importer.h"
+#include "rlscope/import/nsys_importer.h"
 #include "rlscope/trace/error.h"
 #include "rlscope/trace/input_path.h"
 #include "rlscope/trace/schema.h"

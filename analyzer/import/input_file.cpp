@@ -1,4 +1,4 @@
-#include "input_file.h"
+#include "rlscope/import/input_file.h"
 
 #include <fcntl.h>
 #include <libdeflate.h>

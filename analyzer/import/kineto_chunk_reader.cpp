@@ -5,7 +5,7 @@
 #include <mutex>
 #include <thread>
 
-#include "input_file.h"
+#include "rlscope/import/input_file.h"
 #include "rlscope/trace/error.h"
 
 namespace rlscope::import::kineto {

@@ -5,8 +5,8 @@
 #include <string>
 #include <string_view>
 
-#include "input_file.h"
-#include "kineto_importer.h"
+#include "rlscope/import/input_file.h"
+#include "rlscope/import/kineto_importer.h"
 #include "rlscope/trace/error.h"
 
 namespace rlscope::import {

@@ -1,4 +1,4 @@
-#include "kineto_importer.h"
+#include "rlscope/import/kineto_importer.h"
 
 #include <simdjson.h>
 
@@ -13,12 +13,12 @@
 #include <unordered_map>
 #include <vector>
 
-#include "input_file.h"
 #include "kineto_chunk_reader.h"
 #include "kineto_event.h"
 #include "kineto_json.h"
 #include "kineto_layout.h"
-#include "kineto_time.h"
+#include "rlscope/import/input_file.h"
+#include "rlscope/import/kineto_time.h"
 #include "rlscope/trace/error.h"
 #include "rlscope/trace/global_id.h"
 #include "rlscope/trace/kernel_names.h"

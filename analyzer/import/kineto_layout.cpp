@@ -2,7 +2,7 @@
 
 #include <cstdint>
 
-#include "input_file.h"
+#include "rlscope/import/input_file.h"
 
 #if defined(__SSE2__)
 #include <emmintrin.h>

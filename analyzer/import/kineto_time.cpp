@@ -1,4 +1,4 @@
-#include "kineto_time.h"
+#include "rlscope/import/kineto_time.h"
 
 #include <cmath>
 #include <cstdlib>

@@ -1,4 +1,4 @@
-#include "nsys_importer.h"
+#include "rlscope/import/nsys_importer.h"
 
 #include <algorithm>
 #include <charconv>

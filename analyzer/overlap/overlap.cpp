@@ -1,4 +1,4 @@
-#include "overlap.h"
+#include "rlscope/overlap/overlap.h"
 
 #include <algorithm>
 #include <limits>

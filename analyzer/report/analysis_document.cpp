@@ -1,9 +1,9 @@
-#include "analysis_document.h"
+#include "rlscope/report/analysis_document.h"
 
 #include <algorithm>
 #include <stdexcept>
 
-#include "gpu_json.h"
+#include "rlscope/document/gpu_json.h"
 #include "rlscope/trace/records.h"
 
 namespace rlscope::report {

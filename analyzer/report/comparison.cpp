@@ -1,4 +1,4 @@
-#include "comparison.h"
+#include "rlscope/report/comparison.h"
 
 #include <algorithm>
 #include <cmath>
@@ -6,7 +6,7 @@
 #include <stdexcept>
 #include <utility>
 
-#include "analysis_document.h"
+#include "rlscope/report/analysis_document.h"
 
 namespace rlscope::report {
 

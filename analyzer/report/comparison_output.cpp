@@ -1,4 +1,4 @@
-#include "comparison_output.h"
+#include "rlscope/report/comparison_output.h"
 
 #include <algorithm>
 #include <sstream>

@@ -1,4 +1,4 @@
-#include "fleet.h"
+#include "rlscope/report/fleet.h"
 
 #include <algorithm>
 #include <filesystem>

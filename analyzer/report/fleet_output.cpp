@@ -3,8 +3,8 @@
 #include <cstdio>
 #include <set>
 
-#include "fleet.h"
 #include "report_text.h"
+#include "rlscope/report/fleet.h"
 #include "rlscope/trace/csv_field.h"
 
 namespace rlscope::report {

@@ -1,13 +1,13 @@
-#include "html_report.h"
+#include "rlscope/report/html_report.h"
 
 #include <algorithm>
 #include <sstream>
 #include <vector>
 
-#include "analysis_document.h"
 #include "html_chart.h"
 #include "report_sections.h"
 #include "report_text.h"
+#include "rlscope/report/analysis_document.h"
 
 namespace rlscope::report {
 

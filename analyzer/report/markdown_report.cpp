@@ -1,12 +1,12 @@
-#include "markdown_report.h"
+#include "rlscope/report/markdown_report.h"
 
 #include <algorithm>
 #include <sstream>
 #include <vector>
 
-#include "analysis_document.h"
 #include "report_sections.h"
 #include "report_text.h"
+#include "rlscope/report/analysis_document.h"
 
 namespace rlscope::report {
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "analysis_document.h"
+#include "rlscope/report/analysis_document.h"
 
 namespace rlscope::report {
 

@@ -1,4 +1,4 @@
-#include "trace_summary.h"
+#include "rlscope/summary/trace_summary.h"
 
 #include <cstdio>
 #include <map>

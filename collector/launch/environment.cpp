@@ -3,7 +3,7 @@
 #include <cstring>
 #include <map>
 
-#include "launch.h"
+#include "rlscope/launch/launch.h"
 #include "rlscope/part/format.h"
 
 extern char** environ;

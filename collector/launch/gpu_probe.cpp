@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "launch.h"
+#include "rlscope/launch/launch.h"
 
 namespace rlscope::launch {
 

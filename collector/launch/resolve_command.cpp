@@ -3,7 +3,7 @@
 
 #include <cstdlib>
 
-#include "launch.h"
+#include "rlscope/launch/launch.h"
 
 namespace rlscope::launch {
 

@@ -9,7 +9,7 @@
 #include <stdexcept>
 #include <thread>
 
-#include "launch.h"
+#include "rlscope/launch/launch.h"
 
 namespace rlscope::launch {
 

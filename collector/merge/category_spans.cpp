@@ -1,4 +1,4 @@
-#include "category_spans.h"
+#include "rlscope/merge/category_spans.h"
 
 namespace rlscope::merge {
 

@@ -1,4 +1,4 @@
-#include "live_merge.h"
+#include "rlscope/merge/live_merge.h"
 
 #include <sys/resource.h>
 #include <sys/syscall.h>

@@ -1,4 +1,4 @@
-#include "nvtx_ranges.h"
+#include "rlscope/merge/nvtx_ranges.h"
 
 namespace rlscope::merge {
 

@@ -1,4 +1,4 @@
-#include "part_merger.h"
+#include "rlscope/merge/part_merger.h"
 
 #include <unistd.h>
 
@@ -12,17 +12,17 @@
 #include <unordered_map>
 #include <utility>
 
-#include "category_spans.h"
 #include "gpu_rows.h"
-#include "nvtx_ranges.h"
 #include "record_times.h"
+#include "rlscope/merge/category_spans.h"
+#include "rlscope/merge/nvtx_ranges.h"
+#include "rlscope/merge/tick_converter.h"
 #include "rlscope/part/reader.h"
 #include "rlscope/trace/global_id.h"
 #include "rlscope/trace/operation_nesting.h"
 #include "rlscope/trace/row_counts.h"
 #include "rlscope/trace/schema.h"
 #include "rlscope/trace/writer.h"
-#include "tick_converter.h"
 
 namespace rlscope::merge {
 

@@ -2,7 +2,7 @@
 // with times to CLOCK_MONOTONIC nanoseconds as it reads it (TickConverter).
 #pragma once
 
-#include "tick_converter.h"
+#include "rlscope/merge/tick_converter.h"
 
 namespace rlscope::merge {
 

@@ -1,7 +1,7 @@
-#include "analysis_model.h"
+#include "rlscope/gui_analysis/analysis_model.h"
 
-#include "breakdown_output.h"
-#include "rank_analysis.h"
+#include "rlscope/breakdown/breakdown_output.h"
+#include "rlscope/distributed/rank_analysis.h"
 
 #include <algorithm>
 #include <array>
@@ -16,13 +16,13 @@
 #include <unordered_map>
 #include <utility>
 
-#include "breakdown.h"
-#include "calibration.h"
-#include "gpu_database.h"
-#include "rank_analysis.h"
+#include "rlscope/breakdown/breakdown.h"
+#include "rlscope/calibration/calibration.h"
+#include "rlscope/distributed/rank_analysis.h"
+#include "rlscope/predictor/gpu_database.h"
+#include "rlscope/predictor/what_if.h"
 #include "rlscope/trace/global_id.h"
 #include "rlscope/trace/schema.h"
-#include "what_if.h"
 
 namespace rlscope::gui {
 

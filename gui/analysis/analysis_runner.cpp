@@ -1,4 +1,4 @@
-#include "analysis_runner.h"
+#include "rlscope/gui_analysis/analysis_runner.h"
 
 #include <filesystem>
 #include <utility>

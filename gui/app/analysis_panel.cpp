@@ -1,4 +1,4 @@
-#include "analysis_panel.h"
+#include "rlscope/gui_widgets/analysis_panel.h"
 
 #include <QComboBox>
 #include <QFile>
@@ -11,9 +11,9 @@
 #include <QTableView>
 #include <QVBoxLayout>
 
-#include "analysis_runner.h"
-#include "analysis_tables.h"
-#include "breakdown_chart.h"
+#include "rlscope/gui_analysis/analysis_runner.h"
+#include "rlscope/gui_widgets/analysis_tables.h"
+#include "rlscope/gui_widgets/breakdown_chart.h"
 
 namespace rlscope::gui {
 

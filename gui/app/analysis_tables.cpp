@@ -1,9 +1,9 @@
-#include "analysis_tables.h"
+#include "rlscope/gui_widgets/analysis_tables.h"
 
 #include <QColor>
 #include <algorithm>
 
-#include "breakdown_chart.h"
+#include "rlscope/gui_widgets/breakdown_chart.h"
 
 namespace rlscope::gui {
 

@@ -1,4 +1,4 @@
-#include "breakdown_chart.h"
+#include "rlscope/gui_widgets/breakdown_chart.h"
 
 #include <QHelpEvent>
 #include <QPaintEvent>
@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <set>
 
-#include "category_palette.h"
+#include "rlscope/gui_widgets/category_palette.h"
 
 namespace rlscope::gui {
 

@@ -1,4 +1,4 @@
-#include "category_palette.h"
+#include "rlscope/gui_widgets/category_palette.h"
 
 #include <array>
 

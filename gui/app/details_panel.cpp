@@ -1,4 +1,4 @@
-#include "details_panel.h"
+#include "rlscope/gui_widgets/details_panel.h"
 
 #include <QHeaderView>
 #include <QLabel>

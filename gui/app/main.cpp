@@ -15,9 +15,9 @@
 #include <string_view>
 #include <utility>
 
-#include "analysis_panel.h"
-#include "main_window.h"
-#include "trace_file.h"
+#include "rlscope/gui_widgets/analysis_panel.h"
+#include "rlscope/gui_widgets/main_window.h"
+#include "rlscope/gui_widgets/trace_file.h"
 
 namespace {
 

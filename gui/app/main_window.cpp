@@ -1,4 +1,4 @@
-#include "main_window.h"
+#include "rlscope/gui_widgets/main_window.h"
 
 #include <QApplication>
 #include <QDockWidget>
@@ -17,12 +17,12 @@
 #include <QVBoxLayout>
 #include <utility>
 
-#include "analysis_panel.h"
-#include "details_panel.h"
-#include "duration_text.h"
-#include "event_details.h"
-#include "event_search.h"
-#include "search_bar.h"
+#include "rlscope/gui_model/duration_text.h"
+#include "rlscope/gui_model/event_details.h"
+#include "rlscope/gui_model/event_search.h"
+#include "rlscope/gui_widgets/analysis_panel.h"
+#include "rlscope/gui_widgets/details_panel.h"
+#include "rlscope/gui_widgets/search_bar.h"
 #include "trace_loader.h"
 
 namespace rlscope::gui {

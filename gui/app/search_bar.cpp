@@ -1,4 +1,4 @@
-#include "search_bar.h"
+#include "rlscope/gui_widgets/search_bar.h"
 
 #include <QCheckBox>
 #include <QHBoxLayout>

@@ -1,4 +1,4 @@
-#include "time_ruler.h"
+#include "rlscope/gui_widgets/time_ruler.h"
 
 #include <algorithm>
 #include <array>

@@ -1,4 +1,4 @@
-#include "timeline_layout.h"
+#include "rlscope/gui_widgets/timeline_layout.h"
 
 #include <utility>
 

@@ -1,4 +1,4 @@
-#include "timeline_view.h"
+#include "rlscope/gui_widgets/timeline_view.h"
 
 #include <QKeyEvent>
 #include <QMouseEvent>
@@ -9,7 +9,7 @@
 #include <limits>
 #include <utility>
 
-#include "duration_text.h"
+#include "rlscope/gui_model/duration_text.h"
 
 namespace rlscope::gui {
 

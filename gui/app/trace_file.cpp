@@ -1,9 +1,9 @@
-#include "trace_file.h"
+#include "rlscope/gui_widgets/trace_file.h"
 
 #include <string_view>
 #include <utility>
 
-#include "importer.h"
+#include "rlscope/import/importer.h"
 #include "rlscope/trace/error.h"
 #include "rlscope/trace/reader.h"
 

@@ -10,7 +10,7 @@
 #include <memory>
 #include <thread>
 
-#include "trace_file.h"
+#include "rlscope/gui_widgets/trace_file.h"
 
 namespace rlscope::gui {
 

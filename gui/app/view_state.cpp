@@ -1,4 +1,4 @@
-#include "view_state.h"
+#include "rlscope/gui_widgets/view_state.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "correlation_index.h"
+#include "rlscope/gui_model/correlation_index.h"
 
 #include <algorithm>
 #include <array>

@@ -1,4 +1,4 @@
-#include "duration_text.h"
+#include "rlscope/gui_model/duration_text.h"
 
 #include <array>
 #include <cmath>

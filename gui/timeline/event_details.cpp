@@ -1,4 +1,4 @@
-#include "event_details.h"
+#include "rlscope/gui_model/event_details.h"
 
 #include <algorithm>
 #include <array>
@@ -10,7 +10,7 @@
 #include <stdexcept>
 #include <utility>
 
-#include "duration_text.h"
+#include "rlscope/gui_model/duration_text.h"
 #include "rlscope/trace/enum_labels.h"
 #include "rlscope/trace/global_id.h"
 #include "rlscope/trace/schema.h"

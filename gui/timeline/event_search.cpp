@@ -1,4 +1,4 @@
-#include "event_search.h"
+#include "rlscope/gui_model/event_search.h"
 
 #include <pthread.h>
 

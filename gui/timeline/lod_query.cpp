@@ -1,4 +1,4 @@
-#include "lod_query.h"
+#include "rlscope/gui_model/lod_query.h"
 
 #include <algorithm>
 #include <bit>

@@ -1,4 +1,4 @@
-#include "timeline_data.h"
+#include "rlscope/gui_model/timeline_data.h"
 
 #include <algorithm>
 #include <atomic>

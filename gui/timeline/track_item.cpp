@@ -1,4 +1,4 @@
-#include "track_item.h"
+#include "rlscope/gui_model/track_item.h"
 
 #include <algorithm>
 #include <limits>

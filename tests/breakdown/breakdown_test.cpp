@@ -1,13 +1,13 @@
 // The breakdown of small constructed traces, with exact expected times, and of the real A100
 // traces (../shared/traces).
-#include "breakdown.h"
+#include "rlscope/breakdown/breakdown.h"
 
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <sstream>
 
-#include "breakdown_output.h"
+#include "rlscope/breakdown/breakdown_output.h"
 #include "rlscope/trace/global_id.h"
 #include "rlscope/trace/schema.h"
 #include "rlscope/trace/writer.h"

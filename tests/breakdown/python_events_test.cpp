@@ -3,8 +3,8 @@
 // (docs/calibration.md, "Python events").
 #include <gtest/gtest.h>
 
-#include "breakdown.h"
-#include "calibration.h"
+#include "rlscope/breakdown/breakdown.h"
+#include "rlscope/calibration/calibration.h"
 #include "rlscope/trace/reader.h"
 #include "rlscope/trace/schema.h"
 #include "step_trace.h"

@@ -6,8 +6,8 @@
 #include <cmath>
 #include <sstream>
 
-#include "breakdown.h"
-#include "breakdown_output.h"
+#include "rlscope/breakdown/breakdown.h"
+#include "rlscope/breakdown/breakdown_output.h"
 #include "rlscope/trace/global_id.h"
 #include "rlscope/trace/schema.h"
 #include "rlscope/trace/writer.h"

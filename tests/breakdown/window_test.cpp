@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "breakdown.h"
+#include "rlscope/breakdown/breakdown.h"
 #include "rlscope/trace/global_id.h"
 #include "rlscope/trace/writer.h"
 #include "step_trace.h"

@@ -1,6 +1,6 @@
 // Calibration arithmetic (per-event costs from constructed run measurements), its warnings, and
 // the file and trace-table round trips.
-#include "calibration.h"
+#include "rlscope/calibration/calibration.h"
 
 #include <gtest/gtest.h>
 

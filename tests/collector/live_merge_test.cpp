@@ -12,8 +12,8 @@
 #include <thread>
 #include <vector>
 
-#include "live_merge.h"
-#include "part_merger.h"
+#include "rlscope/merge/live_merge.h"
+#include "rlscope/merge/part_merger.h"
 #include "rlscope/part/format.h"
 #include "rlscope/trace/sqlite.h"
 #include "support/run_command.h"

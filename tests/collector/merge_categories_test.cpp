@@ -6,7 +6,7 @@
 #include <string>
 
 #include "part_builder.h"
-#include "part_merger.h"
+#include "rlscope/merge/part_merger.h"
 #include "rlscope/part/format.h"
 #include "rlscope/trace/sqlite.h"
 #include "support/temp_dir.h"

@@ -8,7 +8,7 @@
 
 #include "part_builder.h"
 #include "part_file.h"
-#include "part_merger.h"
+#include "rlscope/merge/part_merger.h"
 #include "rlscope/part/format.h"
 #include "rlscope/part/record_codec.h"
 #include "rlscope/trace/sqlite.h"

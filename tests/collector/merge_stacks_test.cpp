@@ -5,8 +5,8 @@
 #include <tuple>
 #include <vector>
 
-#include "category_spans.h"
-#include "nvtx_ranges.h"
+#include "rlscope/merge/category_spans.h"
+#include "rlscope/merge/nvtx_ranges.h"
 
 namespace rlscope::merge {
 namespace {

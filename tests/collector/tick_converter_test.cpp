@@ -1,7 +1,7 @@
 // Part clock ticks to nanoseconds: interpolation between clock-sync pairs, extrapolation past
 // them, and damaged parts (the fuzzer's find: absurd pairs overflowed a double-to-integer
 // conversion), which must saturate rather than overflow.
-#include "tick_converter.h"
+#include "rlscope/merge/tick_converter.h"
 
 #include <gtest/gtest.h>
 

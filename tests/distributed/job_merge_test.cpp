@@ -1,9 +1,9 @@
 // rlscope merge on constructed hosts' traces: clock offsets from the wall-clock origins and from
 // collectives (with late-seen completions), and every row moved onto one clock with pids,
 // devices, operation ids and strings kept apart.
-#include "job_merge.h"
+#include "rlscope/distributed/job_merge.h"
 
-#include "rank_analysis.h"
+#include "rlscope/distributed/rank_analysis.h"
 
 #include <gtest/gtest.h>
 

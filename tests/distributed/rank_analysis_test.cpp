@@ -1,13 +1,13 @@
 // Ranks side by side on constructed jobs with exact expected times: collectives from c10d calls
 // and from NCCL kernels, the straggler of each collective and what it did, and ranks whose
 // collective sequences part.
-#include "rank_analysis.h"
+#include "rlscope/distributed/rank_analysis.h"
 
 #include <gtest/gtest.h>
 
 #include <sstream>
 
-#include "collectives.h"
+#include "rlscope/distributed/collectives.h"
 #include "rlscope/trace/global_id.h"
 #include "rlscope/trace/writer.h"
 #include "support/temp_dir.h"

@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "chrome_exporter.h"
-#include "importer.h"
 #include "rich_trace.h"
+#include "rlscope/export/chrome_exporter.h"
+#include "rlscope/import/importer.h"
 #include "rlscope/trace/error.h"
 #include "rlscope/trace/reader.h"
 #include "rlscope/trace/writer.h"

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "json_object_text.h"
-#include "json_writer.h"
+#include "rlscope/export/json_object_text.h"
+#include "rlscope/export/json_writer.h"
 #include "rlscope/trace/error.h"
 #include "support/temp_dir.h"
 

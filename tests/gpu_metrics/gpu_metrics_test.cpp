@@ -1,6 +1,6 @@
 // GPU metrics (kernel breakdown, idle time, launch statistics) of small constructed traces, with
 // exact expected numbers, and plausible, checkable facts on the real A100 AlexNet trace.
-#include "gpu_metrics.h"
+#include "rlscope/gpu_metrics/gpu_metrics.h"
 
 #include <gtest/gtest.h>
 
@@ -11,8 +11,8 @@
 #include <sstream>
 #include <tuple>
 
-#include "analysis_document.h"
-#include "gpu_metrics_output.h"
+#include "rlscope/gpu_metrics/gpu_metrics_output.h"
+#include "rlscope/report/analysis_document.h"
 #include "rlscope/trace/global_id.h"
 #include "rlscope/trace/schema.h"
 #include "rlscope/trace/writer.h"
@@ -403,7 +403,7 @@ TEST(GpuMetricsLaunch, JoinMatchesAMapOnRandomTraces) {
 }
 
 // The analysis document's GPU section read back by the report (report/analysis_document.cpp)
-// gives every metric the analyzer wrote: the keys are defined once (analyzer/document/gpu_json.h).
+// gives every metric the analyzer wrote: the keys are defined once (rlscope/document/gpu_json.h).
 TEST(GpuMetricsOutput, TheReportReadsBackEveryMetricWritten) {
   testing::TempDir dir;
   trace::TraceReader reader(writeBreakdownTrace(dir));

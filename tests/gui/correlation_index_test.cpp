@@ -1,8 +1,8 @@
-// The links between CUDA API calls and their GPU work (gui/timeline/correlation_index.h): from a
-// constructed trace (both directions, two processes using the same correlation id, a call that
+// The links between CUDA API calls and their GPU work (rlscope/gui_model/correlation_index.h): from
+// a constructed trace (both directions, two processes using the same correlation id, a call that
 // launched nothing, a call with kernels on two streams), and against a brute-force pairing on
 // random timelines of many processes and large correlation ids.
-#include "correlation_index.h"
+#include "rlscope/gui_model/correlation_index.h"
 
 #include <gtest/gtest.h>
 

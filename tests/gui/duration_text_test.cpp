@@ -1,6 +1,6 @@
-// Durations for people (gui/timeline/duration_text.h): rounded to three significant digits for
+// Durations for people (rlscope/gui_model/duration_text.h): rounded to three significant digits for
 // labels, exact for an event's details, with the unit that fits.
-#include "duration_text.h"
+#include "rlscope/gui_model/duration_text.h"
 
 #include <gtest/gtest.h>
 

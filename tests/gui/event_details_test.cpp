@@ -1,8 +1,8 @@
-// The details of a clicked item (gui/timeline/event_details.h): every source table from a
+// The details of a clicked item (rlscope/gui_model/event_details.h): every source table from a
 // constructed trace, the same trace with NULL, garbage, dropped columns and unknown ids, files that
 // went away or changed, and a kernel of the real A100 AlexNet trace with its grid, block and
 // launch call.
-#include "event_details.h"
+#include "rlscope/gui_model/event_details.h"
 
 #include <gtest/gtest.h>
 
@@ -10,7 +10,7 @@
 #include <map>
 #include <string>
 
-#include "correlation_index.h"
+#include "rlscope/gui_model/correlation_index.h"
 #include "rlscope/trace/global_id.h"
 #include "rlscope/trace/writer.h"
 #include "support/run_command.h"

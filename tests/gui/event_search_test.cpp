@@ -1,8 +1,8 @@
-// Searching the timeline by name (gui/timeline/event_search.h): exact, substring and regular
+// Searching the timeline by name (rlscope/gui_model/event_search.h): exact, substring and regular
 // expression queries, case folding, time order across tracks, next/previous with wrapping, the
 // highlight predicate, invalid expressions, and a name too long for the regex engine's recursion
 // on an ordinary stack.
-#include "event_search.h"
+#include "rlscope/gui_model/event_search.h"
 
 #include <gtest/gtest.h>
 

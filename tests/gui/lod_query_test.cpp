@@ -1,8 +1,8 @@
-// The timeline's level-of-detail query (gui/timeline/lod_query.h): window edges, merging of small
-// items, wide items, zoom extremes, the spread index against a plain scan, and a randomized
+// The timeline's level-of-detail query (rlscope/gui_model/lod_query.h): window edges, merging of
+// small items, wide items, zoom extremes, the spread index against a plain scan, and a randomized
 // comparison with a brute-force reference that applies the documented rule item by item, with its
 // own exact column arithmetic.
-#include "lod_query.h"
+#include "rlscope/gui_model/lod_query.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
-// Loading traces into timeline tracks (gui/timeline/timeline_data.h): a small constructed trace
-// with exact tracks, labels and items; progress and cancelling; and the real Kineto traces of
+// Loading traces into timeline tracks (rlscope/gui_model/timeline_data.h): a small constructed
+// trace with exact tracks, labels and items; progress and cancelling; and the real Kineto traces of
 // ../shared/traces, imported first, where every row of the six tables must land in a track.
-#include "timeline_data.h"
+#include "rlscope/gui_model/timeline_data.h"
 
 #include <gtest/gtest.h>
 
@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "lod_query.h"
+#include "rlscope/gui_model/lod_query.h"
 #include "rlscope/trace/global_id.h"
 #include "rlscope/trace/writer.h"
 #include "support/run_command.h"

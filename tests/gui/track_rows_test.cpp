@@ -1,4 +1,4 @@
-// Splitting a track's items into rows that do not overlap (gui/timeline/track_item.h): nesting
+// Splitting a track's items into rows that do not overlap (rlscope/gui_model/track_item.h): nesting
 // becomes depth, overlaps without nesting take as few rows as they must, nothing is lost.
 #include <gtest/gtest.h>
 
@@ -6,7 +6,7 @@
 #include <random>
 #include <vector>
 
-#include "track_item.h"
+#include "rlscope/gui_model/track_item.h"
 
 namespace rlscope::gui {
 namespace {

@@ -1,9 +1,9 @@
-// The analysis panel's model (gui/analysis/analysis_model.h) on constructed traces with exact
-// expected times: the whole run as the analyzer has it, ranges clipped, one operation with what
-// nests in it, the bars' segments and the category table, the correction from a stored
+// The analysis panel's model (rlscope/gui_analysis/analysis_model.h) on constructed traces with
+// exact expected times: the whole run as the analyzer has it, ranges clipped, one operation with
+// what nests in it, the bars' segments and the category table, the correction from a stored
 // calibration, the what-if, errors and cancelling; a synthetic RL loop of any size (timed), and
 // the real A100 AlexNet trace of ../shared/traces imported (skipped when absent).
-#include "analysis_model.h"
+#include "rlscope/gui_analysis/analysis_model.h"
 
 #include <gtest/gtest.h>
 
@@ -13,9 +13,9 @@
 #include <filesystem>
 #include <fstream>
 
-#include "breakdown.h"
 #include "gui_analysis/analysis_traces.h"
-#include "importer.h"
+#include "rlscope/breakdown/breakdown.h"
+#include "rlscope/import/importer.h"
 #include "support/temp_dir.h"
 
 namespace rlscope::gui {

@@ -1,8 +1,8 @@
-// The analysis panel's worker (gui/analysis/analysis_runner.h): results come back on the worker
-// thread with their generation, a newer request supersedes an older one (never delivered), a
+// The analysis panel's worker (rlscope/gui_analysis/analysis_runner.h): results come back on the
+// worker thread with their generation, a newer request supersedes an older one (never delivered), a
 // cancel delivers nothing, the what-if is kept between scopes, and destroying the runner while it
 // analyzes is safe.
-#include "analysis_runner.h"
+#include "rlscope/gui_analysis/analysis_runner.h"
 
 #include <gtest/gtest.h>
 

@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <vector>
 
-#include "calibration.h"
+#include "rlscope/calibration/calibration.h"
 #include "rlscope/trace/global_id.h"
 #include "rlscope/trace/schema.h"
 #include "rlscope/trace/writer.h"

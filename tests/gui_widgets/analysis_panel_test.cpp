@@ -1,9 +1,9 @@
-// The analysis panel (gui/app/analysis_panel.h), off screen: a trace is analyzed on the worker
-// thread and shown (the category table's rows, the chart painted in the categories' colours), a
-// scope changes what is shown, a newer request supersedes an older one, the what-if appears for a
-// picked GPU, errors are shown, the correction is said, destroying it while it runs is safe, and
-// the real A100 AlexNet trace of ../shared/traces has time (skipped when absent).
-#include "analysis_panel.h"
+// The analysis panel (rlscope/gui_widgets/analysis_panel.h), off screen: a trace is analyzed on the
+// worker thread and shown (the category table's rows, the chart painted in the categories'
+// colours), a scope changes what is shown, a newer request supersedes an older one, the what-if
+// appears for a picked GPU, errors are shown, the correction is said, destroying it while it runs
+// is safe, and the real A100 AlexNet trace of ../shared/traces has time (skipped when absent).
+#include "rlscope/gui_widgets/analysis_panel.h"
 
 #include <gtest/gtest.h>
 
@@ -15,12 +15,12 @@
 #include <filesystem>
 #include <map>
 
-#include "analysis_tables.h"
-#include "breakdown_chart.h"
-#include "category_palette.h"
 #include "gui_analysis/analysis_traces.h"
-#include "importer.h"
 #include "qt_app.h"
+#include "rlscope/gui_widgets/analysis_tables.h"
+#include "rlscope/gui_widgets/breakdown_chart.h"
+#include "rlscope/gui_widgets/category_palette.h"
+#include "rlscope/import/importer.h"
 #include "support/temp_dir.h"
 
 namespace rlscope::gui {

@@ -11,11 +11,11 @@
 #include <QSignalSpy>
 #include <QTest>
 
-#include "analysis_panel.h"
-#include "details_panel.h"
-#include "main_window.h"
 #include "qt_app.h"
-#include "search_bar.h"
+#include "rlscope/gui_widgets/analysis_panel.h"
+#include "rlscope/gui_widgets/details_panel.h"
+#include "rlscope/gui_widgets/main_window.h"
+#include "rlscope/gui_widgets/search_bar.h"
 #include "small_trace.h"
 
 namespace rlscope::gui {

@@ -1,7 +1,7 @@
-// The main window (gui/app/main_window.h): a trace opens on the worker thread into the timeline
-// and joins the recent files; a corrupt file is reported in a message box and leaves the window as
-// it was; a file dropped on the window opens.
-#include "main_window.h"
+// The main window (rlscope/gui_widgets/main_window.h): a trace opens on the worker thread into the
+// timeline and joins the recent files; a corrupt file is reported in a message box and leaves the
+// window as it was; a file dropped on the window opens.
+#include "rlscope/gui_widgets/main_window.h"
 
 #include <gtest/gtest.h>
 
@@ -15,9 +15,9 @@
 #include <fstream>
 
 #include "qt_app.h"
+#include "rlscope/gui_widgets/timeline_view.h"
 #include "rlscope/trace/writer.h"
 #include "support/temp_dir.h"
-#include "timeline_view.h"
 
 namespace rlscope::gui {
 namespace {

@@ -7,11 +7,11 @@
 #include <filesystem>
 #include <string>
 
+#include "rlscope/gui_widgets/timeline_layout.h"
 #include "rlscope/trace/global_id.h"
 #include "rlscope/trace/writer.h"
 #include "support/temp_dir.h"
 #include "support/trace_builder.h"
-#include "timeline_layout.h"
 
 namespace rlscope::testing {
 

@@ -1,4 +1,4 @@
-// The analysis panel's table models (gui/app/analysis_tables.h) under Qt's
+// The analysis panel's table models (rlscope/gui_widgets/analysis_tables.h) under Qt's
 // QAbstractItemModelTester, which checks every call a view makes (row and column counts, indexes,
 // parents, data of every role, header data, the signals around a reset and a sort) against the
 // model contract, aborting on the first violation: with rows, sorted by every column both
@@ -7,8 +7,8 @@
 
 #include <QAbstractItemModelTester>
 
-#include "analysis_tables.h"
 #include "qt_app.h"
+#include "rlscope/gui_widgets/analysis_tables.h"
 
 namespace rlscope::gui {
 namespace {

@@ -1,6 +1,6 @@
-// Pointing at the timeline (gui/app/timeline_view.h), driven by QTest on the offscreen platform:
-// a click selects the event under it and nothing on empty space, a double click asks to follow
-// it, Shift+drag selects a range, a header click collapses and expands, Escape clears, and
+// Pointing at the timeline (rlscope/gui_widgets/timeline_view.h), driven by QTest on the offscreen
+// platform: a click selects the event under it and nothing on empty space, a double click asks to
+// follow it, Shift+drag selects a range, a header click collapses and expands, Escape clears, and
 // selecting with reveal brings a hidden event into view; the arrows step along a track.
 #include <gtest/gtest.h>
 
@@ -8,9 +8,9 @@
 #include <QTest>
 
 #include "qt_app.h"
+#include "rlscope/gui_widgets/timeline_view.h"
+#include "rlscope/gui_widgets/trace_file.h"
 #include "small_trace.h"
-#include "timeline_view.h"
-#include "trace_file.h"
 
 namespace rlscope::gui {
 namespace {

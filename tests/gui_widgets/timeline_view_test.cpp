@@ -1,7 +1,7 @@
-// The timeline widget painted off screen (gui/app/timeline_view.h): a small trace rendered to an
-// image at a fixed size shows each category's colour in the row of its track; and the
-// `rlscope-gui --screenshot` command end to end, on that trace and on a garbage file.
-#include "timeline_view.h"
+// The timeline widget painted off screen (rlscope/gui_widgets/timeline_view.h): a small trace
+// rendered to an image at a fixed size shows each category's colour in the row of its track; and
+// the `rlscope-gui --screenshot` command end to end, on that trace and on a garbage file.
+#include "rlscope/gui_widgets/timeline_view.h"
 
 #include <gtest/gtest.h>
 
@@ -12,10 +12,10 @@
 #include <string>
 
 #include "qt_app.h"
+#include "rlscope/gui_widgets/trace_file.h"
 #include "small_trace.h"
 #include "support/run_command.h"
 #include "support/temp_dir.h"
-#include "trace_file.h"
 
 namespace rlscope::gui {
 namespace {

@@ -1,7 +1,7 @@
-// Opening files for the viewer (gui/app/trace_file.h): a Kineto JSON trace is imported on the way
-// (the A100 AlexNet trace of ../shared/traces; skipped when absent), a garbage file is refused
-// with one line.
-#include "trace_file.h"
+// Opening files for the viewer (rlscope/gui_widgets/trace_file.h): a Kineto JSON trace is imported
+// on the way (the A100 AlexNet trace of ../shared/traces; skipped when absent), a garbage file is
+// refused with one line.
+#include "rlscope/gui_widgets/trace_file.h"
 
 #include <gtest/gtest.h>
 

@@ -1,10 +1,10 @@
-// The timeline's navigation arithmetic (gui/app/view_state.h) and ruler ticks
-// (gui/app/time_ruler.h), without painting.
-#include "view_state.h"
+// The timeline's navigation arithmetic (rlscope/gui_widgets/view_state.h) and ruler ticks
+// (rlscope/gui_widgets/time_ruler.h), without painting.
+#include "rlscope/gui_widgets/view_state.h"
 
 #include <gtest/gtest.h>
 
-#include "time_ruler.h"
+#include "rlscope/gui_widgets/time_ruler.h"
 
 namespace rlscope::gui {
 namespace {

@@ -5,10 +5,10 @@
 #include <set>
 #include <string>
 
-#include "importer.h"
-#include "input_file.h"
-#include "kineto_importer.h"
-#include "nsys_importer.h"
+#include "rlscope/import/importer.h"
+#include "rlscope/import/input_file.h"
+#include "rlscope/import/kineto_importer.h"
+#include "rlscope/import/nsys_importer.h"
 #include "rlscope/trace/error.h"
 #include "rlscope/trace/writer.h"
 #include "support/nsys_fixture.h"

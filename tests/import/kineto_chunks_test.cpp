@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "importer.h"
+#include "rlscope/import/importer.h"
 #include "rlscope/trace/error.h"
 #include "rlscope/trace/global_id.h"
 #include "rlscope/trace/reader.h"

@@ -7,8 +7,8 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "importer.h"
-#include "kineto_time.h"
+#include "rlscope/import/importer.h"
+#include "rlscope/import/kineto_time.h"
 #include "rlscope/trace/global_id.h"
 #include "rlscope/trace/reader.h"
 #include "rlscope/trace/schema.h"

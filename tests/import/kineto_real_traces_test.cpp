@@ -5,7 +5,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
-#include "importer.h"
+#include "rlscope/import/importer.h"
 #include "rlscope/trace/kernel_names.h"
 #include "rlscope/trace/reader.h"
 #include "support/temp_dir.h"

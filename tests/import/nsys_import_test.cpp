@@ -9,8 +9,8 @@
 #include <tuple>
 #include <vector>
 
-#include "importer.h"
-#include "nsys_importer.h"
+#include "rlscope/import/importer.h"
+#include "rlscope/import/nsys_importer.h"
 #include "rlscope/trace/error.h"
 #include "rlscope/trace/global_id.h"
 #include "rlscope/trace/reader.h"

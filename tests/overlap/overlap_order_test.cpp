@@ -10,7 +10,7 @@
 #include <tuple>
 #include <vector>
 
-#include "overlap.h"
+#include "rlscope/overlap/overlap.h"
 
 namespace rlscope::analysis {
 namespace {

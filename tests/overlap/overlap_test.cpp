@@ -1,5 +1,5 @@
 // The overlap engine on hand-made cases with exact expected times (docs/analysis.md).
-#include "overlap.h"
+#include "rlscope/overlap/overlap.h"
 
 #include <gtest/gtest.h>
 

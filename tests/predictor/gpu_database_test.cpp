@@ -1,6 +1,6 @@
 // The GPU database: the built-in file's contents and sources, lookups, users' files and the
 // errors bad ones get.
-#include "gpu_database.h"
+#include "rlscope/predictor/gpu_database.h"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
-// The learned kernel models (predictor/kernel_model.h): the C++ features and MLP reproduce the
-// training script's predictions, the combination with the origin's measurement, and malformed
+// The learned kernel models (rlscope/predictor/kernel_model.h): the C++ features and MLP reproduce
+// the training script's predictions, the combination with the origin's measurement, and malformed
 // model files.
 #include <gtest/gtest.h>
 
@@ -8,10 +8,10 @@
 #include <stdexcept>
 #include <string>
 
-#include "gpu_database.h"
-#include "kernel_model.h"
-#include "kernel_table.h"
-#include "wave_scaling.h"
+#include "rlscope/predictor/gpu_database.h"
+#include "rlscope/predictor/kernel_model.h"
+#include "rlscope/predictor/kernel_table.h"
+#include "rlscope/predictor/wave_scaling.h"
 
 namespace rlscope::predictor {
 

@@ -6,8 +6,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "gpu_database.h"
-#include "kernel_table.h"
+#include "rlscope/predictor/gpu_database.h"
+#include "rlscope/predictor/kernel_table.h"
 #include "support/run_command.h"
 #include "support/temp_dir.h"
 

@@ -1,7 +1,7 @@
 // Occupancy: cases computed by hand on real GPUs, and a cross-check against NVIDIA's
 // cuda_occupancy.h (cudaOccMaxActiveBlocksPerMultiprocessor) over thousands of random kernels on
 // every GPU of the built-in database and on every compute capability the rules know.
-#include "occupancy.h"
+#include "rlscope/predictor/occupancy.h"
 
 #include <gtest/gtest.h>
 

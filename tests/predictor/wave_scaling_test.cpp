@@ -1,6 +1,6 @@
 // Wave scaling and peak-throughput predictions computed by hand, on two made-up GPUs whose
 // ratios are round: the target has twice the SMs, clock and bandwidth and four times the peaks.
-#include "wave_scaling.h"
+#include "rlscope/predictor/wave_scaling.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // The whole-run what-if on a constructed trace with exact expected times, on the real A100
 // traces to every GPU of the database, and the `rlscope predict / devices / occupancy` commands.
-#include "what_if.h"
+#include "rlscope/predictor/what_if.h"
 
 #include <gtest/gtest.h>
 
@@ -10,12 +10,12 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "rlscope/predictor/what_if_output.h"
 #include "rlscope/trace/global_id.h"
 #include "rlscope/trace/writer.h"
 #include "support/run_command.h"
 #include "support/temp_dir.h"
 #include "support/trace_builder.h"
-#include "what_if_output.h"
 
 namespace rlscope::predictor {
 namespace {

@@ -1,16 +1,16 @@
 // The analysis document's round trip: what the analyzer writes (breakdown, correction, ranks,
 // prediction) is what the report reads back, value for value. Every value differs from every
 // other, so a key written under one name and read under another fails here instead of silently
-// dropping a figure from the reports (the keys: analyzer/document/analysis_json.h).
+// dropping a figure from the reports (the keys: rlscope/document/analysis_json.h).
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 
-#include "analysis_document.h"
-#include "analysis_json.h"
-#include "breakdown_output.h"
-#include "rank_analysis.h"
-#include "what_if_output.h"
+#include "rlscope/breakdown/breakdown_output.h"
+#include "rlscope/distributed/rank_analysis.h"
+#include "rlscope/document/analysis_json.h"
+#include "rlscope/predictor/what_if_output.h"
+#include "rlscope/report/analysis_document.h"
 
 namespace rlscope::report {
 namespace {

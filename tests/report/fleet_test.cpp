@@ -1,7 +1,7 @@
 // Analyses combined (rlscope.fleet/1) from hand-made documents with exact expected values: the
 // slowed rank named, medians of odd and even counts, ranks' collectives, failed inputs, and the
 // same trace given twice.
-#include "fleet.h"
+#include "rlscope/report/fleet.h"
 
 #include <gtest/gtest.h>
 

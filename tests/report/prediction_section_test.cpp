@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "analysis_document.h"
-#include "html_report.h"
-#include "markdown_report.h"
+#include "rlscope/report/analysis_document.h"
+#include "rlscope/report/html_report.h"
+#include "rlscope/report/markdown_report.h"
 
 namespace rlscope::report {
 namespace {

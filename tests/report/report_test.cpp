@@ -13,10 +13,10 @@
 #include <string>
 #include <vector>
 
-#include "comparison.h"
-#include "comparison_output.h"
-#include "html_report.h"
-#include "markdown_report.h"
+#include "rlscope/report/comparison.h"
+#include "rlscope/report/comparison_output.h"
+#include "rlscope/report/html_report.h"
+#include "rlscope/report/markdown_report.h"
 
 namespace rlscope::report {
 namespace {
