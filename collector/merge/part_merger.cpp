@@ -1,7 +1,5 @@
 #include "rlscope/merge/part_merger.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -13,6 +11,7 @@
 #include <utility>
 
 #include "gpu_rows.h"
+#include "process_table.h"
 #include "record_times.h"
 #include "rlscope/merge/category_spans.h"
 #include "rlscope/merge/nvtx_ranges.h"
@@ -33,55 +32,6 @@ using part::RecordView;
 
 constexpr std::string_view kAnnotationDomain = "rlscope";   // annotations/rlscope.h operations
 constexpr std::string_view kPhaseDomain = "rlscope.phase";  // annotations/rlscope.h phases
-
-std::string_view firstArgument(std::string_view nulSeparated) {
-  return nulSeparated.substr(0, nulSeparated.find('\0'));
-}
-
-std::string joinArgv(std::string_view nulSeparated) {
-  std::string out(nulSeparated);
-  std::replace(out.begin(), out.end(), '\0', ' ');
-  return out;
-}
-
-std::string hostName() {
-  char host[256] = {};
-  return gethostname(host, sizeof host - 1) == 0 ? std::string(host) : std::string();
-}
-
-// A kProcessIdentity record: the host and the launcher's variables, read into an identity.
-trace::ProcessIdentityRecord identityOf(const RecordView& r) {
-  std::vector<trace::EnvironmentVariable> variables;
-  std::string_view list = r.string<part::ProcessIdentity>(1).value_or("");
-  while (!list.empty()) {
-    auto end = list.find('\0');
-    std::string_view entry = list.substr(0, end);
-    list = end == std::string_view::npos ? std::string_view{} : list.substr(end + 1);
-    auto eq = entry.find('=');
-    if (eq == std::string_view::npos) continue;
-    variables.emplace_back(std::string(entry.substr(0, eq)), std::string(entry.substr(eq + 1)));
-  }
-  auto identity = trace::identityFromEnvironment(variables);
-  identity.host = std::string(r.string<part::ProcessIdentity>(0).value_or(""));
-  return identity;
-}
-
-// The globalTid of `tid` in the process stored as `tracePid`; a tid that does not fit nsys's
-// 24-bit field is stored as 0.
-std::int64_t globalTidIn(std::int64_t tracePid, std::uint32_t tid) {
-  return trace::globalTidOf(tracePid, trace::fitsGlobalIdField(tid) ? tid : 0);
-}
-
-std::string baseName(const std::string& path) {
-  auto slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
-struct ThreadInfo {
-  std::int64_t start = 0;
-  std::string name;
-  bool nameFromNvtx = false;  // nvtxNameOsThread names win over OS thread names
-};
 
 class Merger {
  public:
@@ -130,8 +80,7 @@ class Merger {
   }
 
   void finish() {
-    for (auto& [pid, process] : processes_) finishProcess(process);
-    processes_.clear();
+    processes_.finish();
     writeOperations();
     for (const auto& [id, g] : gpus_) {
       w_.addGpuInfo(g);
@@ -140,7 +89,7 @@ class Merger {
     w_.setMeta(trace::meta::kSourceFormat, "rlscope-prof");
     w_.setMeta(trace::meta::kCommandLine, options_.commandLine);
     if (!options_.job.empty()) w_.setMeta(trace::meta::kJob, options_.job);
-    if (!host_.empty()) w_.setMeta(trace::meta::kHost, host_);
+    if (!processes_.host().empty()) w_.setMeta(trace::meta::kHost, processes_.host());
     if (startMonotonic_) {
       w_.setMeta(trace::meta::kStartMonotonicNs, std::to_string(*startMonotonic_));
       w_.setMeta(trace::meta::kStartWallNs, std::to_string(startWall_));
@@ -169,21 +118,6 @@ class Merger {
   }
 
  private:
-  // One process of the run: the parts of its successive images (exec) share it.
-  struct Process {
-    std::uint32_t pid = 0;
-    std::int64_t tracePid = 0, globalPid = 0;
-    std::uint32_t parentPid = 0;  // of its first image: the parent, or the pid it forked from
-    std::int64_t start = 0, lastTime = 0;
-    int images = 0;
-    std::string exe, commandLine;  // of its last image
-    std::string renamedTo;         // the name its last image gave itself (setproctitle), if it did
-    std::optional<part::ProcessEnd> end;                   // of its last image
-    std::optional<trace::ProcessIdentityRecord> identity;  // of its last image that said
-    std::map<std::uint32_t, ThreadInfo> threads;
-    part::FileHeader lastHeader{};  // of its last image's part
-  };
-
   struct Part {
     std::uint32_t pid = 0;
     std::uint64_t serial = 0;  // unique per part: CUDA ids restart in every image
@@ -191,14 +125,8 @@ class Merger {
     std::int64_t globalPid = 0;
     std::int64_t start = 0;
     std::int64_t lastTime = 0;
-    std::string exe, commandLine;
-    bool described = false;  // its first ProcessInfo was read
-    std::string renamedTo;   // argv[0] of a later ProcessInfo: the process renamed itself
-    std::optional<trace::ProcessIdentityRecord> identity;
-    std::uint32_t parentPid = 0, forkedFrom = 0;
-    std::optional<part::ProcessEnd> end;
+    ProcessImage image;  // what the part says of its process
     std::unordered_map<std::uint64_t, std::string> domains, strings;
-    std::map<std::uint32_t, ThreadInfo> threads;
     std::unique_ptr<NvtxRanges> ranges;    // refers to this Part: made where it stays
     std::uint64_t droppedCudaRecords = 0;  // summed over the part's flushes
     std::unordered_map<std::uint64_t, std::string> categoryNames;
@@ -224,17 +152,14 @@ class Merger {
   // must be complete (completePart) before.
   void openPart(const std::filesystem::path& path, std::unique_ptr<part::PartReader> reader) {
     const part::FileHeader& h = reader->header();
-    auto known = processes_.find(h.pid);
-    Process& pr = known != processes_.end() && continuesProcess(known->second, h) ? known->second
-                                                                                  : startProcess(h);
-    pr.lastHeader = h;
+    ProcessTable::Ids ids = processes_.open(h);
     auto open = std::make_unique<OpenPart>();
     open->path = path;
     Part& p = open->p;
     p.pid = h.pid;
     p.serial = ++partsRead_;
-    p.tracePid = pr.tracePid;
-    p.globalPid = pr.globalPid;
+    p.tracePid = ids.tracePid;
+    p.globalPid = ids.globalPid;
     p.start = h.startMonotonicNs;
     p.lastTime = p.start;
     if (!startMonotonic_ || p.start < *startMonotonic_) {
@@ -348,11 +273,8 @@ class Merger {
     return globalTidIn(p.tracePid, tid);
   }
 
-  // Registers the thread; `time` (0: unknown) moves its start earlier.
   void touchThread(Part& p, std::uint32_t tid, std::int64_t time) {
-    if (tid == 0) return;
-    std::int64_t& start = p.threads[tid].start;
-    if (time) start = start ? std::min(start, time) : time;
+    p.image.touchThread(tid, time);
   }
 
   void seen(Part& p, std::int64_t time) { p.lastTime = std::max(p.lastTime, time); }
@@ -360,18 +282,10 @@ class Merger {
   void readNames(Part& p, const RecordView& r) {
     switch (r.type) {
       case RecordType::kProcessInfo:
-        if (auto info = r.payload<part::ProcessInfo>()) {
-          // Again later in the part when the process renamed itself (setproctitle).
-          auto argv = r.string<part::ProcessInfo>(1).value_or("");
-          if (std::exchange(p.described, true)) p.renamedTo = firstArgument(argv);
-          p.exe = std::string(r.string<part::ProcessInfo>(0).value_or(""));
-          p.commandLine = joinArgv(argv);
-          p.parentPid = info->parentPid;
-          p.forkedFrom = info->forkedFromPid;
-        }
+        p.image.readProcessInfo(r);
         break;
       case RecordType::kProcessIdentity:
-        if (r.payload<part::ProcessIdentity>()) p.identity = identityOf(r);
+        p.image.readIdentity(r);
         break;
       case RecordType::kClockSync:
         if (auto c = r.payload<part::ClockSync>()) p.clock.add(c->ticks, c->monotonicNs);
@@ -423,8 +337,8 @@ class Merger {
   void readRecord(Part& p, std::uint32_t tid, const RecordView& r) {
     switch (r.type) {
       case RecordType::kProcessEnd:
-        p.end = payloadOf<part::ProcessEnd>(p, r);
-        if (p.end) seen(p, p.end->end);
+        p.image.end = payloadOf<part::ProcessEnd>(p, r);
+        if (p.image.end) seen(p, p.image.end->end);
         break;
       case RecordType::kThreadStart:
         if (auto t = payloadOf<part::ThreadStart>(p, r)) {
@@ -433,14 +347,9 @@ class Merger {
         }
         break;
       case RecordType::kThreadName:
-        if (auto t = payloadOf<part::ThreadName>(p, r)) {
-          touchThread(p, t->tid, 0);
-          ThreadInfo& info = p.threads[t->tid];
-          if (t->fromNvtx || !info.nameFromNvtx) {
-            info.name = std::string(r.string<part::ThreadName>(0).value_or(""));
-            info.nameFromNvtx = t->fromNvtx != 0;
-          }
-        }
+        if (auto t = payloadOf<part::ThreadName>(p, r))
+          p.image.nameThread(t->tid, std::string(r.string<part::ThreadName>(0).value_or("")),
+                             t->fromNvtx != 0);
         break;
       case RecordType::kWarning:
         warn("process " + std::to_string(p.pid) + ": " +
@@ -665,84 +574,11 @@ class Merger {
     }
   }
 
-  // The same pid as the last part, which exec'd, or ended unseen (an exec the collector did not
-  // see, or a kill: then only from the same parent, since a killed process's pid reused by an
-  // unrelated one is a new process).
-  static bool continuesProcess(const Process& pr, const part::FileHeader& h) {
-    if (pr.lastHeader.pid != h.pid) return false;
-    if (!pr.end) return pr.lastHeader.parentPid == h.parentPid;
-    return pr.end->reason == static_cast<std::uint32_t>(part::EndReason::kExec);
-  }
-
-  // The pid's previous process, if any, is finished first.
-  Process& startProcess(const part::FileHeader& h) {
-    if (auto it = processes_.find(h.pid); it != processes_.end()) {
-      finishProcess(it->second);
-      processes_.erase(it);
-    }
-    Process& pr = processes_[h.pid];
-    pr.pid = h.pid;
-    if (!trace::fitsGlobalIdField(pr.pid) || !usedPids_.insert(pr.pid).second) {
-      // pid reuse within the run (or an out-of-range pid): give the process a free one.
-      std::int64_t sub = trace::kGlobalIdFieldLimit - 1;
-      while (usedPids_.count(sub)) --sub;
-      usedPids_.insert(sub);
-      warn("process " + std::to_string(pr.pid) + ": pid used twice in the run; stored as pid " +
-           std::to_string(sub));
-      pr.tracePid = sub;
-    } else {
-      pr.tracePid = pr.pid;
-    }
-    pr.globalPid = trace::globalPidOf(pr.tracePid);
-    pr.start = h.startMonotonicNs;
-    return pr;
-  }
-
-  // Writes the process of the parts read so far, with the threads of all its images.
-  void finishProcess(Process& p) {
-    trace::ProcessRecord pr;
-    pr.globalPid = p.globalPid;
-    pr.pid = p.pid;
-    pr.parentPid = p.parentPid;
-    pr.name = p.renamedTo.empty() ? baseName(p.exe) : p.renamedTo;
-    pr.commandLine = p.commandLine;
-    pr.start = p.start;
-    pr.end = p.lastTime;
-    // No status for a process killed without warning, nor for one that exec'd a program the
-    // collector could not follow.
-    if (p.end && p.end->reason == static_cast<std::uint32_t>(part::EndReason::kExit))
-      pr.exitStatus = p.end->status;
-    else if (p.end && p.end->reason == static_cast<std::uint32_t>(part::EndReason::kSignal))
-      pr.exitStatus = 128 + p.end->status;
-    w_.addProcess(pr);
-    count(trace::table::kProcesses);
-    // Parts of collectors older than the record have no identity: the merging host is theirs.
-    trace::ProcessIdentityRecord identity = p.identity.value_or(trace::ProcessIdentityRecord{});
-    identity.globalPid = p.globalPid;
-    if (identity.host.empty()) identity.host = host_;
-    w_.addProcessIdentity(identity);
-    count(trace::table::kProcessIdentity);
-    ++report_.processes;
-    for (auto& [tid, t] : p.threads) {
-      w_.addThread({globalTidIn(p.tracePid, tid), p.globalPid, tid, t.name});
-      count(trace::table::kThreads);
-      ++report_.threads;
-      if (!t.name.empty()) {
-        w_.addThreadName({w_.intern(t.name), 0, globalTidIn(p.tracePid, tid)});
-        count(trace::table::kThreadNames);
-      }
-    }
-    if (!p.end)
-      warn("process " + std::to_string(p.pid) + " (" + pr.name +
-           ") ended without finishing its trace (killed, crashed, or still running): what "
-           "it did in its last ~100 ms may be missing");
-  }
-
   void finishPart(Part& p, const std::string& cutShort) {
     if (!p.clock.calibrated())
       warn("process " + std::to_string(p.pid) +
            ": its clock could not be calibrated (it ended too early); its times are approximate");
-    std::int64_t end = p.end ? p.end->end : p.lastTime;
+    std::int64_t end = p.image.end ? p.image.end->end : p.lastTime;
     // Start/end ranges, matched now that every thread's records are read.
     NvtxRanges::Leftovers left = p.ranges->finish(end);
     if (left.endsNeverStarted)
@@ -766,25 +602,9 @@ class Merger {
       warn("process " + std::to_string(p.pid) + " thread " + std::to_string(tid) + ": " +
            std::to_string(n) + " NVTX pops without a matching push (ignored)");
 
-    // The image's share of its process.
-    Process& pr = processes_.at(p.pid);
-    if (pr.images++ == 0) pr.parentPid = p.forkedFrom ? p.forkedFrom : p.parentPid;
-    pr.exe = p.exe;
-    pr.commandLine = p.commandLine;
-    pr.renamedTo = p.renamedTo;
-    pr.end = p.end;
-    if (p.identity) pr.identity = p.identity;
-    pr.lastTime = std::max(pr.lastTime, end);
-    for (auto& [tid, t] : p.threads) {
-      ThreadInfo& mine = pr.threads[tid];
-      if (t.start && (!mine.start || t.start < mine.start)) mine.start = t.start;
-      if (!t.name.empty() && (t.nameFromNvtx || !mine.nameFromNvtx)) {
-        mine.name = t.name;
-        mine.nameFromNvtx = t.nameFromNvtx;
-      }
-    }
+    processes_.addImage(p.pid, p.image, end);
     if (!cutShort.empty())
-      warn("process " + std::to_string(p.pid) + " (" + baseName(p.exe) +
+      warn("process " + std::to_string(p.pid) + " (" + p.image.exeName() +
            "): its part file is damaged (" + cutShort + "); merged up to there");
   }
 
@@ -902,13 +722,11 @@ class Merger {
   MergeReport& report_;
   trace::RowCounts rowCounts_;
   bool longMerge_ = false;  // MergeOptions::progressAboveBytes left at the end: say what goes on
-  std::set<std::int64_t> usedPids_;
   std::optional<std::int64_t> startMonotonic_;
   std::int64_t startWall_ = 0;
-  std::string host_ = hostName();  // the merging host: the run's (rlscope_meta.host)
   trace::OperationNesting nesting_;
   std::int64_t operationsAdded_ = 0;
-  std::map<std::uint32_t, Process> processes_;    // the latest process of each pid
+  ProcessTable processes_{w_, rowCounts_, report_};
   std::vector<std::unique_ptr<OpenPart>> parts_;  // parts still being written, or not yet read
   std::set<std::string> seenParts_;               // file names of the parts opened so far
   std::uint64_t bytesMerged_ = 0;                 // by mergeAvailable
