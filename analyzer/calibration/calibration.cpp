@@ -6,6 +6,7 @@
 #include <limits>
 #include <stdexcept>
 
+#include "rlscope/trace/median.h"
 #include "rlscope/trace/schema.h"
 
 namespace rlscope::analysis {
@@ -14,12 +15,6 @@ namespace {
 
 constexpr const char* kSchema = "rlscope.calibration/2";
 constexpr const char* kSchemaV1 = "rlscope.calibration/1";  // mean and std only
-
-double medianOf(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  std::size_t n = values.size();
-  return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
-}
 
 }  // namespace
 
@@ -30,7 +25,7 @@ Statistic statisticOf(const std::vector<double>& values) {
   double sum = 0;
   for (double v : values) sum += v;
   s.mean = sum / static_cast<double>(values.size());
-  s.median = medianOf(values);
+  s.median = trace::median(values);
   if (values.size() > 1) {
     double squares = 0;
     std::vector<double> deviations;
@@ -43,7 +38,7 @@ Statistic statisticOf(const std::vector<double>& values) {
     // Normal noise: MAD = 0.6745 σ. Below five values the MAD says too little (of three, one
     // deviation is the median's own 0 and the MAD is the smaller of the other two): the standard
     // deviation stands in, larger rather than falsely tight.
-    s.spread = values.size() < 5 ? s.std : 1.4826 * medianOf(std::move(deviations));
+    s.spread = values.size() < 5 ? s.std : 1.4826 * trace::median(std::move(deviations));
   }
   return s;
 }

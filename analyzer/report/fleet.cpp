@@ -8,18 +8,13 @@
 #include <tuple>
 #include <utility>
 
+#include "rlscope/trace/median.h"
+
 namespace rlscope::report {
 
 namespace {
 
-double median(std::vector<double> values) {
-  if (values.empty()) return 0;
-  auto middle = values.begin() + static_cast<std::ptrdiff_t>(values.size() / 2);
-  std::nth_element(values.begin(), middle, values.end());
-  double upper = *middle;
-  if (values.size() % 2) return upper;
-  return (*std::max_element(values.begin(), middle) + upper) / 2;
-}
+using trace::median;
 
 // The processes of one analysis, with their rank's collectives when it was made `--by rank`.
 std::vector<FleetProcess> processesOfAnalysis(const FleetInput& input, std::size_t index) {
