@@ -7,7 +7,7 @@
 # build-fuzz/ with Clang, starts each from its corpus kept in the repository (fuzz/seeds/TARGET/:
 # documents, exports, inputs that once found bugs, and what earlier runs found worth keeping;
 # plus the parts of a real run of the CPU sample), runs each fuzzer for SECONDS, and exits 1 if any found a crash (the input is kept in out/fuzz/crashes/).
-# .ci/run runs it for 60 s a fuzzer. New inputs a run finds stay in out/fuzz/TARGET/; to keep
+# .ci/run runs it for 40 s a fuzzer. New inputs a run finds stay in out/fuzz/TARGET/; to keep
 # them, merge them into the corpus: build-fuzz/bin/fuzz_TARGET -merge=1 fuzz/seeds/TARGET
 # out/fuzz/TARGET.
 #
