@@ -47,7 +47,6 @@ std::string rankSuffix(const Breakdown& b, std::int64_t pid) {
 
 nlohmann::json toJson(const Breakdown& b) {
   namespace op = json_keys::operation;
-  namespace resource = json_keys::resource;
   nlohmann::json ops = nlohmann::json::array();
   for (const auto& o : b.operations) {
     nlohmann::json categories = nlohmann::json::array();
@@ -59,10 +58,7 @@ nlohmann::json toJson(const Breakdown& b) {
                    {op::kPhase, o.phase},
                    {op::kInstances, o.instances},
                    {op::kTimeUs, us(o.time)},
-                   {op::kResources,
-                    {{resource::kCpu, us(o.cpu)},
-                     {resource::kGpu, us(o.gpu)},
-                     {resource::kCpuGpu, us(o.cpuGpu)}}},
+                   {op::kResources, resourcesToJson(o.cpu, o.gpu, o.cpuGpu)},
                    {op::kWaitingUs, us(o.waiting)},
                    {op::kGpuBoundUs, us(o.gpu + o.cpuGpu)},
                    {op::kLaunchedGpuUs, us(o.launchedGpu)},
@@ -88,6 +84,11 @@ nlohmann::json toJson(const Breakdown& b) {
                         {json_keys::kOperations, ops}};
   if (b.correction) doc[json_keys::kCorrection] = correctionToJson(*b.correction);
   return doc;
+}
+
+nlohmann::json resourcesToJson(trace::TimeNs cpu, trace::TimeNs gpu, trace::TimeNs cpuGpu) {
+  namespace resource = json_keys::resource;
+  return {{resource::kCpu, us(cpu)}, {resource::kGpu, us(gpu)}, {resource::kCpuGpu, us(cpuGpu)}};
 }
 
 nlohmann::json correctionToJson(const Correction& c) {

@@ -6,6 +6,7 @@
 #include <set>
 #include <tuple>
 
+#include "rlscope/breakdown/breakdown_output.h"
 #include "rlscope/distributed/collectives.h"
 #include "rlscope/document/analysis_json.h"
 #include "rlscope/trace/global_id.h"
@@ -301,7 +302,6 @@ double percentOf(TimeNs part, TimeNs whole) {
 nlohmann::json ranksToJson(const RankAnalysis& a) {
   namespace rank = json_keys::rank;
   namespace straggler = json_keys::straggler;
-  namespace resource = json_keys::resource;
   nlohmann::json ranks = nlohmann::json::array();
   nlohmann::json stragglers = nlohmann::json::array();
   for (const auto& r : a.ranks) {
@@ -311,10 +311,7 @@ nlohmann::json ranksToJson(const RankAnalysis& a) {
                      {rank::kPid, r.pid},
                      {rank::kPids, r.pids},
                      {rank::kTimeUs, micros(r.time)},
-                     {rank::kResources,
-                      {{resource::kCpu, micros(r.cpu)},
-                       {resource::kGpu, micros(r.gpu)},
-                       {resource::kCpuGpu, micros(r.cpuGpu)}}},
+                     {rank::kResources, resourcesToJson(r.cpu, r.gpu, r.cpuGpu)},
                      {rank::kWaitingUs, micros(r.waiting)},
                      {rank::kCollectives,
                       {{rank::collectives::kCount, r.collectives},

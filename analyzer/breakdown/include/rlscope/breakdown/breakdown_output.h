@@ -12,6 +12,8 @@ namespace rlscope::analysis {
 
 // {"schema": "rlscope.analysis/1", "corrected": false, "operations": [...]}, times in µs.
 nlohmann::json toJson(const Breakdown& b);
+// The "resources" object of an operation or a rank: {"CPU": µs, "GPU": µs, "CPU+GPU": µs}.
+nlohmann::json resourcesToJson(trace::TimeNs cpu, trace::TimeNs gpu, trace::TimeNs cpuGpu);
 // The "correction" object of the JSON: per source events, cost and time removed; the bias.
 nlohmann::json correctionToJson(const Correction& c);
 // "bias +2.1 % ± 3.0 % (within ±5 %)", or that the machine was too noisy to tell.
