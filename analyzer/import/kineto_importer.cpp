@@ -3,7 +3,6 @@
 #include <simdjson.h>
 
 #include <algorithm>
-#include <charconv>
 #include <map>
 #include <optional>
 #include <set>

@@ -273,10 +273,6 @@ class Merger {
     return globalTidIn(p.tracePid, tid);
   }
 
-  void touchThread(Part& p, std::uint32_t tid, std::int64_t time) {
-    p.image.touchThread(tid, time);
-  }
-
   void seen(Part& p, std::int64_t time) { p.lastTime = std::max(p.lastTime, time); }
 
   void readNames(Part& p, const RecordView& r) {
@@ -342,7 +338,7 @@ class Merger {
         break;
       case RecordType::kThreadStart:
         if (auto t = payloadOf<part::ThreadStart>(p, r)) {
-          touchThread(p, t->tid, t->start);
+          p.image.touchThread(t->tid, t->start);
           seen(p, t->start);
         }
         break;
@@ -374,7 +370,7 @@ class Merger {
         break;
       case RecordType::kRangeStart:
         if (auto e = payloadOf<part::NvtxEvent>(p, r)) {
-          touchThread(p, tid, e->time);
+          p.image.touchThread(tid, e->time);
           seen(p, e->time);
           p.ranges->start(e->rangeId,
                           openFrom(p, tid, *e, r.string<part::NvtxEvent>(0).value_or("")));
@@ -388,7 +384,7 @@ class Merger {
         break;
       case RecordType::kMark:
         if (auto e = payloadOf<part::NvtxEvent>(p, r)) {
-          touchThread(p, tid, e->time);
+          p.image.touchThread(tid, e->time);
           seen(p, e->time);
           OpenRange o = openFrom(p, tid, *e, r.string<part::NvtxEvent>(0).value_or(""));
           trace::NvtxRecord n = nvtxRow(p, o, trace::NvtxEventType::kMark);
@@ -417,7 +413,7 @@ class Merger {
         break;
       case RecordType::kCategoryPush:
         if (auto c = payloadOf<part::CategoryPush>(p, r)) {
-          touchThread(p, tid, c->time);
+          p.image.touchThread(tid, c->time);
           seen(p, c->time);
           p.categories->push(tid, *c);
         }
@@ -493,7 +489,7 @@ class Merger {
   }
 
   void push(Part& p, std::uint32_t tid, OpenRange o) {
-    touchThread(p, tid, o.start);
+    p.image.touchThread(tid, o.start);
     seen(p, o.start);
     p.ranges->push(tid, std::move(o));
   }
@@ -619,7 +615,7 @@ class Merger {
 
   void addApiCall(Part& p, const part::ApiCall& a, std::optional<std::string_view> name) {
     seen(p, a.end);
-    touchThread(p, a.tid, a.start);
+    p.image.touchThread(a.tid, a.start);
     trace::ApiCallRecord r;
     r.start = a.start;
     r.end = a.end;
