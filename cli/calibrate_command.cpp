@@ -101,6 +101,8 @@ std::optional<analysis::RunMeasurement> runProfiled(const analysis::CalibrationC
   o.calibrate = false;
   o.keepParts = false;
   o.calibration.clear();
+  o.job.clear();        // the calibration's own scratch traces, not the job's
+  o.clockSync.clear();  // the job's clock is measured by the profiled run
   o.noNvtx = !config.nvtx;
   o.noPython = !config.python;
   o.pythonEventsOnly = config.python && !config.pythonTransitions;

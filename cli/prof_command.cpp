@@ -15,6 +15,7 @@
 #include "calibrate_command.h"
 #include "commands.h"
 #include "python_config.h"
+#include "rlscope/clock_sync/clock_sync_session.h"
 #include "rlscope/launch/launch.h"
 #include "rlscope/merge/live_merge.h"
 #include "rlscope/merge/part_merger.h"
@@ -71,6 +72,21 @@ std::shared_ptr<ProfOptions> addProfOptions(CLI::App& cmd) {
       ->check([](const std::string& name) {
         bool ok = !name.empty() && name.find('/') == std::string::npos;
         return ok ? std::string() : std::string("a job name is a non-empty file name");
+      });
+  cmd.add_option("--clock-sync", o->clockSync,
+                 "HOST:PORT (UDP), the same on every node of a job, one node's address (as "
+                 "torchrun's --master-addr): the rlscope-prof on that node serves the job's "
+                 "reference clock there, every other one measures its clock against it while its "
+                 "run goes on (NTP's exchange, a burst every 5 s), so that `rlscope merge` puts "
+                 "every host's events on one clock to within the network's round trip, "
+                 "collectives or not")
+      ->check([](const std::string& text) {
+        try {
+          clock_sync::parseEndpoint(text);
+          return std::string();
+        } catch (const std::exception& e) {
+          return std::string(e.what());
+        }
       });
   cmd.add_flag("--no-cuda-api", o->noCudaApi, "do not record CUDA runtime/driver API calls");
   cmd.add_flag("--no-gpu-activity", o->noGpuActivity,
@@ -284,6 +300,21 @@ int runProf(const ProfOptions& options, std::vector<std::string> command, ProfOu
     return 1;
   }
 
+  // Started before the command, so that the first burst of exchanges is done as it starts.
+  std::unique_ptr<clock_sync::ClockSyncSession> clock;
+  if (!o.clockSync.empty()) {
+    try {
+      clock = std::make_unique<clock_sync::ClockSyncSession>(o.clockSync);
+      say(o, clock->serves() ? "serving the job's reference clock on " + clock->endpoint().text()
+                             : "measuring this host's clock against " + clock->endpoint().text());
+    } catch (const std::exception& e) {
+      live.reset();
+      fs::remove_all(config.partDir);
+      std::cerr << "rlscope-prof: error: --clock-sync: " << e.what() << '\n';
+      return 2;
+    }
+  }
+
   launch::ExitStatus status;
   auto started = std::chrono::steady_clock::now();
   try {
@@ -311,10 +342,21 @@ int runProf(const ProfOptions& options, std::vector<std::string> command, ProfOu
   if (!allEnded)
     warnLine("processes " + command[0] + " started are still running; their traces end here");
 
+  if (clock) {
+    mergeOptions.clockSync = clock->finish();
+    clock.reset();
+    const auto& sync = *mergeOptions.clockSync;
+    bool unanswered = sync.role == trace::ClockSync::Role::kMeasured && sync.bursts.empty();
+    if (unanswered)
+      warnLine(clock_sync::describe(sync));
+    else
+      say(o, clock_sync::describe(sync));
+  }
   mergeOptions.progress = [&](const std::string& line) { say(o, line); };
   try {
     auto report = live ? live->finish([&](merge::MergeOptions& m) {
       m.commandElapsedNs = mergeOptions.commandElapsedNs;
+      m.clockSync = mergeOptions.clockSync;
       m.progress = mergeOptions.progress;
     })
                        : merge::mergeParts(config.partDir, output, mergeOptions);

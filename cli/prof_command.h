@@ -19,6 +19,8 @@ inline constexpr double kTightCalibrationPct = 1.0;
 struct ProfOptions {
   std::string output;
   std::string job;  // --job NAME: output is a directory; the trace is NAME.HOST.sqlite in it
+  // --clock-sync HOST:PORT: serve the job's reference clock there, or measure against it.
+  std::string clockSync;
   bool noCudaApi = false;
   bool noGpuActivity = false;
   bool noNvtx = false;

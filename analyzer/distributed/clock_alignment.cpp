@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "rlscope/distributed/collectives.h"
+#include "rlscope/trace/clock_sync.h"
+#include "rlscope/trace/error.h"
 #include "rlscope/trace/schema.h"
 
 namespace rlscope::analysis {
@@ -23,7 +25,41 @@ std::optional<std::int64_t> metaInt(trace::TraceReader& r, std::string_view key)
   return v;
 }
 
+std::optional<trace::ClockSync> clockSyncOf(trace::TraceReader& r) {
+  auto text = r.metaValue(trace::kClockSyncMetaKey);
+  if (!text) return std::nullopt;
+  std::string why;
+  auto s = trace::clockSyncFromJson(*text, &why);
+  if (!s) throw trace::TraceError("rlscope_meta.clock_sync is not rlscope-prof's: " + why);
+  return s;
+}
+
 }  // namespace
+
+std::optional<ClockOffset> exchangeOffset(trace::TraceReader& reference,
+                                          trace::TraceReader& other) {
+  auto r = clockSyncOf(reference), o = clockSyncOf(other);
+  if (!r || !o || r->session.empty() || r->session != o->session) return std::nullopt;
+  using Role = trace::ClockSync::Role;
+  auto measured = [](const trace::ClockSync& s) {
+    return s.role == Role::kMeasured && !s.bursts.empty();
+  };
+  // reference clock = local + offsetNs on a measured host.
+  ClockOffset c{.method = "clock exchange"};
+  if (r->role == Role::kReference && measured(*o)) {
+    c.offset = o->offsetNs;
+    c.uncertainty = o->boundNs;
+  } else if (measured(*r) && o->role == Role::kReference) {
+    c.offset = -r->offsetNs;
+    c.uncertainty = r->boundNs;
+  } else if (measured(*r) && measured(*o)) {
+    c.offset = o->offsetNs - r->offsetNs;
+    c.uncertainty = o->boundNs + r->boundNs;
+  } else {
+    return std::nullopt;
+  }
+  return c;
+}
 
 std::vector<CollectiveCall> lowestRankCollectives(trace::TraceReader& r) {
   auto ids = r.processIdentities();

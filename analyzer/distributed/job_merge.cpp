@@ -34,10 +34,28 @@ ClockOffset align(trace::TraceReader& reference,
                   const JobMergeOptions& options) {
   auto wall = wallClockOffset(reference, other);
   if (wall && wall->method == "same host") return *wall;
+  std::optional<ClockOffset> exchange;
+  if (options.useClockExchange) {
+    try {
+      exchange = exchangeOffset(reference, other);
+    } catch (const trace::TraceError& e) {
+      throw trace::TraceError(file.string() + " or the first trace: " + e.what() +
+                              " (--align wall-clock ignores it)");
+    }
+  }
   if (options.alignByCollectives) {
     if (!referenceCollectives) referenceCollectives = lowestRankCollectives(reference);
-    if (auto c = collectiveOffset(*referenceCollectives, lowestRankCollectives(other))) return *c;
+    if (auto c = collectiveOffset(*referenceCollectives, lowestRankCollectives(other))) {
+      // The exchange bounds the offset for certain; completions seen late cannot move it out.
+      if (exchange) {
+        c->offset = std::clamp(c->offset, exchange->offset - exchange->uncertainty,
+                               exchange->offset + exchange->uncertainty);
+        c->uncertainty = std::min(c->uncertainty, exchange->uncertainty);
+      }
+      return *c;
+    }
   }
+  if (exchange) return *exchange;
   if (wall) return *wall;
   throw trace::TraceError(
       file.string() +

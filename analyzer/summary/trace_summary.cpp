@@ -56,14 +56,9 @@ void printMergedTraces(const std::string& text, std::ostream& out) {
       out << ": the reference clock\n";
       continue;
     }
-    out << ": " << trace::signedSecondsText(num("offset_ns")) << " by " << method;
-    if (method == "collectives") {
-      char line[96];
-      std::snprintf(line, sizeof line, " (%lld, ±%.1f µs)",
-                    static_cast<long long>(num("collectives")),
-                    static_cast<double>(num("uncertainty_ns")) / 1000.0);
-      out << line;
-    }
+    out << ": "
+        << trace::clockOffsetText(method, num("offset_ns"), num("collectives"),
+                                  num("uncertainty_ns"));
     out << "\n";
   }
 }

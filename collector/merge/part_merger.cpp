@@ -89,6 +89,8 @@ class Merger {
     w_.setMeta(trace::meta::kSourceFormat, "rlscope-prof");
     w_.setMeta(trace::meta::kCommandLine, options_.commandLine);
     if (!options_.job.empty()) w_.setMeta(trace::meta::kJob, options_.job);
+    if (options_.clockSync)
+      w_.setMeta(trace::kClockSyncMetaKey, trace::clockSyncToJson(*options_.clockSync));
     if (!processes_.host().empty()) w_.setMeta(trace::meta::kHost, processes_.host());
     if (startMonotonic_) {
       w_.setMeta(trace::meta::kStartMonotonicNs, std::to_string(*startMonotonic_));

@@ -38,4 +38,18 @@ std::string signedSecondsText(std::int64_t ns) {
   return text;
 }
 
+std::string clockOffsetText(const std::string& method, std::int64_t offsetNs,
+                            std::int64_t collectives, std::int64_t uncertaintyNs) {
+  std::string text = signedSecondsText(offsetNs) + " by " + method;
+  char detail[96] = "";
+  double us = static_cast<double>(uncertaintyNs) / 1000.0;
+  if (method == "collectives") {
+    std::snprintf(detail, sizeof detail, " (%lld, ±%.1f µs)", static_cast<long long>(collectives),
+                  us);
+  } else if (method == "clock exchange") {
+    std::snprintf(detail, sizeof detail, " (within ±%.1f µs)", us);
+  }
+  return text + detail;
+}
+
 }  // namespace rlscope::trace

@@ -22,4 +22,9 @@ std::string microsText(std::int64_t ns);
 // offset as `rlscope merge` and `rlscope info` say it.
 std::string signedSecondsText(std::int64_t ns);
 
+// How a merged host's clock was put on the reference's, as `rlscope merge` and `rlscope info`
+// say it: "-0.005000123 s by clock exchange (within ±12.3 µs)", "... by collectives (40, ±1.2 µs)".
+std::string clockOffsetText(const std::string& method, std::int64_t offsetNs,
+                            std::int64_t collectives, std::int64_t uncertaintyNs);
+
 }  // namespace rlscope::trace

@@ -5,7 +5,9 @@
 // together; a gloo wait returns when the last rank's data arrived), so the median difference of
 // the completions of the same collective on a rank of each trace is the offset between them
 // (the median of their main cluster: a completion is only ever seen late), kept within what
-// causality allows (no rank has a collective's result before every rank entered it).
+// causality allows (no rank has a collective's result before every rank entered it). Hosts whose
+// rlscope-prof exchanged clock readings while profiling (--clock-sync) have their offset
+// without collectives, within the exchanges' round trip; collectives then refine it within that.
 #pragma once
 
 #include <cstddef>
@@ -19,16 +21,23 @@
 namespace rlscope::analysis {
 
 struct ClockOffset {
-  trace::TimeNs offset = 0;       // add to the other trace's times to put them on the reference's
-  trace::TimeNs uncertainty = 0;  // standard error of the estimate (0: unknown, wall clock)
-  std::size_t collectives = 0;    // collectives the refinement used; 0: none
-  std::string method;             // "same host", "wall clock", "collectives"
+  trace::TimeNs offset = 0;  // add to the other trace's times to put them on the reference's
+  // The standard error of the estimate (collectives), or a bound on its error (the clock
+  // exchange: the truth is within offset ± this); 0: unknown (wall clock).
+  trace::TimeNs uncertainty = 0;
+  std::size_t collectives = 0;  // collectives the refinement used; 0: none
+  std::string method;           // "same host", "wall clock", "clock exchange", "collectives"
 };
 
 // The other trace's offset from its wall-clock origin against the reference's, or nullopt when
 // either lacks it (imports). Traces of one host share CLOCK_MONOTONIC: offset 0, exactly.
 std::optional<ClockOffset> wallClockOffset(trace::TraceReader& reference,
                                            trace::TraceReader& other);
+
+// The other trace's offset from the clock exchanges their rlscope-prof made (rlscope_meta
+// clock_sync: one of them the reference, or both measured against the same one), or nullopt.
+// Throws trace::TraceError when a trace's clock_sync is not what rlscope-prof writes.
+std::optional<ClockOffset> exchangeOffset(trace::TraceReader& reference, trace::TraceReader& other);
 
 // The collectives of the trace's lowest rank that issued any (collectives.h); empty: none.
 std::vector<CollectiveCall> lowestRankCollectives(trace::TraceReader& trace);

@@ -14,7 +14,10 @@
 namespace rlscope::analysis {
 
 struct JobMergeOptions {
-  bool alignByCollectives = true;  // off: the wall-clock origins alone
+  bool useClockExchange =
+      true;  // rlscope-prof --clock-sync's measurements, where the traces have them
+  bool alignByCollectives = true;  // refine by the job's collectives
+  // Both off: the wall-clock origins alone.
   std::function<void(const std::string&)> progress;
 };
 

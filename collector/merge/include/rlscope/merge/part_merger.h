@@ -9,9 +9,11 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "rlscope/trace/clock_sync.h"
 #include "rlscope/trace/records.h"
 
 namespace rlscope::merge {
@@ -30,6 +32,8 @@ struct MergeOptions {
   // The wall time of the profiled command, spawn to exit, as rlscope-prof measured it (0:
   // unknown): the instrumented total that overhead correction starts from.
   std::int64_t commandElapsedNs = 0;
+  // What rlscope-prof --clock-sync learnt of this host's clock (rlscope_meta.clock_sync).
+  std::optional<trace::ClockSync> clockSync;
   // Per-event overhead costs measured for this command (rlscope-prof --calibrate).
   std::vector<trace::CalibrationRecord> calibration;
 };
