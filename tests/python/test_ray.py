@@ -71,3 +71,57 @@ def test_ray_actors_are_processes_of_the_trace(build, run_traced, tmp_path):
     assert info.returncode == 0, info.stderr
     launchers = [p["launcher"] for p in json.loads(info.stdout)["processes"]]
     assert launchers.count("ray") >= 2, launchers
+
+
+def test_ray_cluster_nodes_and_their_workers(build, run_traced):
+    """Several Ray nodes on one machine (`ray.cluster_utils.Cluster`: a head and a second node,
+    each its own raylet): every raylet and every worker is a process of the trace, and each actor's
+    worker is recorded with the raylet that started it (RAY_RAYLET_PID among its launcher
+    variables), so that the trace says which node each actor ran on."""
+    r = run_traced(
+        """
+        import time
+
+        import numpy as np
+        import ray
+        from ray.cluster_utils import Cluster
+        import rlscope
+
+        cluster = Cluster(initialize_head=True,
+                          head_node_args={"num_cpus": 1, "resources": {"node0": 1},
+                                          "include_dashboard": False})
+        cluster.add_node(num_cpus=1, resources={"node1": 1})
+        ray.init(address=cluster.address, log_to_driver=False)
+
+        @ray.remote(num_cpus=1)
+        class Learner:
+            def work(self, n):
+                a = np.random.rand(200, 200)
+                for _ in range(n):
+                    a = a @ a
+                    a /= np.linalg.norm(a)
+                return float(a.sum())
+
+        learners = [Learner.options(resources={f"node{i}": 1}).remote() for i in range(2)]
+        with rlscope.operation("rollouts"):
+            ray.get([learner.work.remote(30) for learner in learners])
+        time.sleep(0.5)  # the workers' last flush before Ray kills them (see above)
+        ray.shutdown()
+        cluster.shutdown()
+        """,
+        timeout=240,
+    )
+    t = r.trace
+    raylets = {pid for (pid,) in t.query("SELECT pid FROM rlscope_processes WHERE name = 'raylet'")}
+    assert len(raylets) == 2, raylets
+    workers = t.query(
+        "SELECT i.variables, COUNT(*) FROM rlscope_cpu_intervals c "
+        "JOIN StringIds s ON s.id = c.nameId "
+        "JOIN rlscope_process_identity i ON i.globalPid = (c.globalTid >> 24) << 24 "
+        "WHERE s.value = 'numpy.ndarray.__matmul__' AND c.category = 2 "
+        "GROUP BY (c.globalTid >> 24)"
+    )
+    assert len(workers) == 2, workers
+    started_by = {int(json.loads(variables)["RAY_RAYLET_PID"]) for variables, _ in workers}
+    assert started_by == raylets, (started_by, raylets)  # one actor on each node
+    assert all(calls == 30 for _, calls in workers), workers
