@@ -14,6 +14,7 @@
 #include "rlscope/gui_analysis/analysis_runner.h"
 #include "rlscope/gui_widgets/analysis_tables.h"
 #include "rlscope/gui_widgets/breakdown_chart.h"
+#include "rlscope/gui_widgets/rank_chart.h"
 
 namespace rlscope::gui {
 
@@ -141,11 +142,17 @@ AnalysisPanel::AnalysisPanel(QWidget* parent) : QWidget(parent) {
   ranksView_->horizontalHeader()->setSectionResizeMode(RanksTableModel::kDoing,
                                                        QHeaderView::Stretch);
   ranksView_->setObjectName(QStringLiteral("analysisRanks"));
-  ranksView_->hide();
+  rankChart_ = new RankChart(this);
+  ranksBox_ = new QWidget(this);
+  auto* ranksLayout = new QVBoxLayout(ranksBox_);
+  ranksLayout->setContentsMargins(0, 0, 0, 0);
+  ranksLayout->addWidget(rankChart_);
+  ranksLayout->addWidget(ranksView_, 1);
+  ranksBox_->hide();
 
   auto* splitter = new QSplitter(Qt::Vertical, this);
   splitter->addWidget(chartScroll);
-  splitter->addWidget(ranksView_);
+  splitter->addWidget(ranksBox_);
   splitter->addWidget(categoryView_);
   splitter->addWidget(whatIfBox);
   // The chart first; the tables have a handful of rows, the what-if a line and its operations.
@@ -193,8 +200,7 @@ void AnalysisPanel::setTrace(const QString& path) {
   submitted_.reset();
   chart_->setRows({}, false);
   categories_->setRows({});
-  ranks_->setRows({});
-  ranksView_->hide();
+  showRanks({}, {});
   whatIf_->setRows({}, false);
   whatIfSummary_->hide();
   whatIfView_->hide();
@@ -231,6 +237,16 @@ void AnalysisPanel::submit() {
   showHeader();
 }
 
+void AnalysisPanel::showRanks(const std::vector<RankRow>& ranks,
+                              const std::vector<std::string>& notes) {
+  rankChart_->setRows(ranks);
+  ranks_->setRows(ranks);
+  QStringList lines;
+  for (const auto& n : notes) lines << QString::fromStdString(n);
+  ranksView_->setToolTip(lines.join('\n'));
+  ranksBox_->setVisible(!ranks.empty());
+}
+
 void AnalysisPanel::showHeader() {
   trace::TimeNs origin = 0;
   std::string operationName;
@@ -262,8 +278,7 @@ void AnalysisPanel::showResult() {
     correction_->clear();
     chart_->setRows({}, false);
     categories_->setRows({});
-    ranks_->setRows({});
-    ranksView_->hide();
+    showRanks({}, {});
     whatIf_->setRows({}, false);
     whatIfSummary_->hide();
     whatIfView_->hide();
@@ -276,11 +291,7 @@ void AnalysisPanel::showResult() {
   correction_->setToolTip(notes.join('\n'));
   chart_->setRows(r.operations, r.severalProcesses);
   categories_->setRows(r.categories);
-  ranks_->setRows(r.ranks);
-  ranksView_->setVisible(!r.ranks.empty());
-  QStringList rankNotes;
-  for (const auto& n : r.rankNotes) rankNotes << QString::fromStdString(n);
-  ranksView_->setToolTip(rankNotes.join('\n'));
+  showRanks(r.ranks, r.rankNotes);
 
   if (r.whatIf) {
     const WhatIf& w = *r.whatIf;

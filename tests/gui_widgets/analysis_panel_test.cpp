@@ -2,7 +2,8 @@
 // worker thread and shown (the category table's rows, the chart painted in the categories'
 // colours), a scope changes what is shown, a newer request supersedes an older one, the what-if
 // appears for a picked GPU, errors are shown, the correction is said, destroying it while it runs
-// is safe, and the real A100 AlexNet trace of ../shared/traces has time (skipped when absent).
+// is safe, a distributed job's ranks are charted and tabled, and the real A100 AlexNet trace of
+// ../shared/traces has time (skipped when absent).
 #include "rlscope/gui_widgets/analysis_panel.h"
 
 #include <gtest/gtest.h>
@@ -20,6 +21,7 @@
 #include "rlscope/gui_widgets/analysis_tables.h"
 #include "rlscope/gui_widgets/breakdown_chart.h"
 #include "rlscope/gui_widgets/category_palette.h"
+#include "rlscope/gui_widgets/rank_chart.h"
 #include "rlscope/import/importer.h"
 #include "support/temp_dir.h"
 
@@ -123,6 +125,59 @@ TEST_F(AnalysisPanelTest, ADistributedJobsRanksAreShownSideBySide) {
   // Sorting by the others' waiting, longest first, puts the straggler first.
   panel.ranksTable()->sortByColumn(RanksTableModel::kOthersWaited, Qt::DescendingOrder);
   EXPECT_EQ(ranks->index(0, RanksTableModel::kRank).data().toString(), "1");
+
+  // The chart above the table: a bar per rank in rank order, the straggler named.
+  RankChart* chart = panel.rankChart();
+  ASSERT_TRUE(chart->isVisible());
+  ASSERT_EQ(chart->rows().size(), 2u);
+  EXPECT_EQ(chart->rows()[0].rank, 0);
+  EXPECT_EQ(chart->straggler(), std::optional<std::size_t>(1));
+  QImage image = chart->grab().toImage();
+  std::map<QRgb, int> pixels;
+  for (int y = 0; y < image.height(); ++y)
+    for (int x = 0; x < image.width(); ++x) ++pixels[image.pixel(x, y)];
+  for (auto part : {RankChart::kOutside, RankChart::kWaiting})
+    EXPECT_GT(pixels[RankChart::partColor(part).rgb()], 50)
+        << RankChart::partName(part).toStdString();
+  // Rank 0 waited for rank 1: its bar has a waiting part, and the pointer there says so.
+  QRectF waiting = chart->partRect(0, RankChart::kWaiting);
+  ASSERT_GT(waiting.width(), 0);
+  EXPECT_TRUE(chart->toolTipAt(waiting.center().toPoint()).contains("waiting for the last rank"))
+      << chart->toolTipAt(waiting.center().toPoint()).toStdString();
+  QString label = chart->toolTipAt(
+      QPoint(2, static_cast<int>(chart->partRect(1, RankChart::kOutside).center().y())));
+  EXPECT_TRUE(label.contains("entered 3 of them last")) << label.toStdString();
+
+  panel.setTrace(qpath(step));
+  ASSERT_TRUE(waitForResult(finished));
+  EXPECT_FALSE(chart->isVisible()) << "the chart goes with the ranks";
+}
+
+// The chart's geometry on its own: parts add up to the rank's time, the longest rank spans the
+// bars' width, and a rank whose parts exceed its time (rounding in the analysis) is clamped.
+TEST(RankChart, PartsAddUpAndTheLongestRankSpansTheBars) {
+  RankChart chart;
+  chart.resize(600, 200);
+  chart.setRows(
+      {{.rank = 1, .time = 1000, .waitingForOthers = 100, .transferring = 50, .othersWaited = 0},
+       {.rank = 0,
+        .time = 2000,
+        .waitingForOthers = 1500,
+        .transferring = 900,
+        .othersWaited = 7}});
+  ASSERT_EQ(chart.rows()[0].rank, 0);  // in rank order
+  auto parts = RankChart::partTimes(chart.rows()[0]);
+  EXPECT_EQ(
+      parts[RankChart::kOutside] + parts[RankChart::kWaiting] + parts[RankChart::kTransferring],
+      2000);
+  EXPECT_EQ(parts[RankChart::kTransferring], 500);  // clamped to what is left of its time
+  QRectF longest = chart.partRect(0, RankChart::kTransferring);
+  QRectF shorter = chart.partRect(1, RankChart::kTransferring);
+  EXPECT_NEAR(shorter.right() - chart.partRect(1, RankChart::kOutside).left(),
+              (longest.right() - chart.partRect(0, RankChart::kOutside).left()) / 2, 1.0);
+  EXPECT_EQ(chart.straggler(), std::optional<std::size_t>(0));
+  chart.setRows({{.rank = 0, .time = 10}, {.rank = 1, .time = 10}});
+  EXPECT_FALSE(chart.straggler()) << "nobody waited: no straggler";
 }
 
 TEST_F(AnalysisPanelTest, ScopesChangeWhatIsShownAndTheNewestWins) {

@@ -23,6 +23,7 @@ namespace rlscope::gui {
 class AnalysisRunner;
 class BreakdownChart;
 class CategoryTableModel;
+class RankChart;
 class RanksTableModel;
 class WhatIfTableModel;
 
@@ -52,6 +53,7 @@ class AnalysisPanel : public QWidget {
   BreakdownChart* chart() const { return chart_; }
   QTableView* categoryTable() const { return categoryView_; }
   QTableView* ranksTable() const { return ranksView_; }
+  RankChart* rankChart() const { return rankChart_; }
   QComboBox* whatIfPicker() const { return gpuPicker_; }
   QTableView* whatIfTable() const { return whatIfView_; }
 
@@ -65,6 +67,8 @@ class AnalysisPanel : public QWidget {
   void onDone(std::uint64_t generation, AnalysisResult result);
   void showResult();
   void showHeader();
+  // The ranks' chart and table, shown for a job of two ranks or more; hidden when empty.
+  void showRanks(const std::vector<RankRow>& ranks, const std::vector<std::string>& notes);
   QString whatIfGpu() const;
 
   QString tracePath_;
@@ -80,6 +84,8 @@ class AnalysisPanel : public QWidget {
   BreakdownChart* chart_;
   CategoryTableModel* categories_;
   QTableView* categoryView_;
+  QWidget* ranksBox_;
+  RankChart* rankChart_;
   RanksTableModel* ranks_;
   QTableView* ranksView_;
   QComboBox* gpuPicker_;
