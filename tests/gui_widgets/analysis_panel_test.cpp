@@ -156,6 +156,7 @@ TEST_F(AnalysisPanelTest, ADistributedJobsRanksAreShownSideBySide) {
 // The chart's geometry on its own: parts add up to the rank's time, the longest rank spans the
 // bars' width, and a rank whose parts exceed its time (rounding in the analysis) is clamped.
 TEST(RankChart, PartsAddUpAndTheLongestRankSpansTheBars) {
+  testing::qtApp();
   RankChart chart;
   chart.resize(600, 200);
   chart.setRows(
