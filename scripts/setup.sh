@@ -76,7 +76,8 @@ setup_python() {
     echo "setup: note: gymnasium[mujoco] not installed; the Python sample uses its numpy environment" >&2
 }
 
-# --bench: the packages of bench/validation/'s workloads (Stable-Baselines3 on torch, MuJoCo).
+# --bench: the packages of bench/validation/'s workloads (Stable-Baselines3 on torch, MuJoCo), and
+# RLlib for tests/python/test_ray.py's PPO run (torch-based; skipped without them).
 setup_bench() {
   [ "$bench" -eq 1 ] || return 0
   local root venv
@@ -86,13 +87,13 @@ setup_bench() {
     echo "setup: error: --bench needs the Python environment .venv, which could not be made" >&2
     exit 1
   fi
-  if "$venv/bin/python3" -c "import torch, stable_baselines3, gymnasium, mujoco" 2>/dev/null; then
-    echo "setup: benchmark packages (torch, stable-baselines3, gymnasium[mujoco]) present"
+  if "$venv/bin/python3" -c "import torch, stable_baselines3, gymnasium, mujoco, ray.rllib" 2>/dev/null; then
+    echo "setup: benchmark packages (torch, stable-baselines3, gymnasium[mujoco], ray[rllib]) present"
     return 0
   fi
-  echo "setup: installing torch, stable-baselines3 and gymnasium[mujoco] into .venv (large download)"
+  echo "setup: installing torch, stable-baselines3, gymnasium[mujoco] and ray[rllib] into .venv (large download)"
   "$venv/bin/python3" -m pip install -q --disable-pip-version-check torch stable-baselines3 \
-    "gymnasium[mujoco]" || {
+    "gymnasium[mujoco]" "ray[rllib]==2.*" || {
     echo "setup: error: pip could not install the benchmark packages" >&2
     exit 1
   }

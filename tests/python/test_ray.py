@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import Trace, child_environment
+from conftest import BACKEND, PYTHON, Trace, child_environment
 from hosts import two_hosts
 
 pytest.importorskip("ray", reason="ray is not in this environment (pip install ray)")
@@ -271,3 +271,47 @@ def test_ray_cluster_across_hosts_merges_onto_one_clock(build, tmp_path, hosts):
     for host, _, _, last in work:
         assert start < last <= end, (host, start, last, end)
     t.close()
+
+
+def test_rllib_ppo_runs_profiled(build, run_traced):
+    """RLlib's PPO (new API stack) on CartPole with one env runner actor: the driver's training
+    iterations are operations, and the env runner's process, started by the raylet, has its
+    environment stepping as Python time and its torch inference as Backend time. Skipped where
+    RLlib or torch is not installed (`pip install "ray[rllib]"` beside torch: setup.sh --bench)."""
+    pytest.importorskip("ray.rllib", reason="RLlib is not installed (setup.sh --bench)")
+    pytest.importorskip("torch", reason="torch is not installed (setup.sh --bench)")
+    r = run_traced(
+        """
+        import time
+
+        import ray
+        from ray.rllib.algorithms.ppo import PPOConfig
+        import rlscope
+
+        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+        config = (PPOConfig()
+                  .environment("CartPole-v1")
+                  .env_runners(num_env_runners=1, rollout_fragment_length=200)
+                  .training(train_batch_size_per_learner=400, minibatch_size=100, num_epochs=2)
+                  .learners(num_learners=0))
+        algo = config.build_algo()
+        for _ in range(2):
+            with rlscope.operation("train_iteration"):
+                result = algo.train()
+        assert result["env_runners"]["num_env_steps_sampled_lifetime"] >= 800, result
+        algo.stop()
+        time.sleep(0.5)  # the workers' last flush before Ray kills them
+        ray.shutdown()
+        """,
+        env={"RAY_AUTH_MODE": "disabled", "RAY_USAGE_STATS_ENABLED": "0"},
+        timeout=240,
+    )
+    t = r.trace
+    assert len(t.operations("train_iteration")) == 2
+    runner = t.query(
+        "SELECT c.category, COUNT(*) FROM rlscope_cpu_intervals c "
+        "JOIN rlscope_processes p ON p.globalPid = (c.globalTid >> 24) << 24 "
+        "JOIN rlscope_process_identity i ON i.globalPid = p.globalPid "
+        "WHERE p.name = 'ray::SingleAgentEnvRunner' AND i.launcher = 'ray' GROUP BY c.category")
+    counts = dict(runner)
+    assert counts.get(PYTHON, 0) > 1000 and counts.get(BACKEND, 0) > 1000, counts
