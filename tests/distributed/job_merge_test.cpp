@@ -12,6 +12,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
+#include "rlscope/trace/clock_sync.h"
 #include "rlscope/trace/error.h"
 #include "rlscope/trace/global_id.h"
 #include "rlscope/trace/schema.h"
@@ -38,10 +39,12 @@ constexpr int kCollectives = 20;
 std::filesystem::path writeHost(const rlscope::testing::TempDir& dir, const std::string& host,
                                 std::int64_t rank, TimeNs clock, TimeNs wall,
                                 const std::function<TimeNs(int)>& entry,
-                                const std::function<TimeNs(int)>& completion) {
+                                const std::function<TimeNs(int)>& completion,
+                                const std::string& clockSync = "") {
   auto path = dir / (host + ".sqlite");
   trace::TraceWriter w(path);
   w.setMeta(trace::meta::kHost, host);
+  if (!clockSync.empty()) w.setMeta(trace::kClockSyncMetaKey, clockSync);
   w.setMeta(trace::meta::kStartMonotonicNs, std::to_string(clock));
   w.setMeta(trace::meta::kStartWallNs, std::to_string(wall));
   w.addProcess({.globalPid = trace::globalPidOf(kPid), .pid = kPid, .name = "python"});
@@ -66,17 +69,19 @@ std::filesystem::path writeHost(const rlscope::testing::TempDir& dir, const std:
 // Collective k: rank 0 (host a) enters at 1 ms + k x 10 ms, rank 1 (host b) 2 ms later; both have
 // the result 100 µs after rank 1 entered, but host b sees it late in a third of them (1.2 ms: a
 // scheduler period), and host a 3 µs late in every other one.
+// With clock-sync records (rlscope-prof --clock-sync), a's the reference and b's measured.
 struct Job {
   rlscope::testing::TempDir dir;
   std::filesystem::path a, b;
-  Job() {
+  explicit Job(const std::string& syncA = "", const std::string& syncB = "") {
     auto at = [](int k) { return 1'000'000 + TimeNs{k} * 10'000'000; };
-    a = writeHost(dir, "a", 0, 50'000'000'000, 1'700'000'000'000'000'000, at,
-                  [&](int k) { return at(k) + 2'100'000 + (k % 2 ? 3'000 : 0); });
+    a = writeHost(
+        dir, "a", 0, 50'000'000'000, 1'700'000'000'000'000'000, at,
+        [&](int k) { return at(k) + 2'100'000 + (k % 2 ? 3'000 : 0); }, syncA);
     b = writeHost(
         dir, "b", 1, 50'000'000'000 + kAhead, 1'700'000'000'000'000'000 + kWallError,
         [&](int k) { return at(k) + 2'000'000; },
-        [&](int k) { return at(k) + 2'100'000 + (k % 3 == 0 ? 1'200'000 : 0); });
+        [&](int k) { return at(k) + 2'100'000 + (k % 3 == 0 ? 1'200'000 : 0); }, syncB);
   }
 };
 
@@ -164,6 +169,37 @@ TEST(JobMerge, EveryRowOnOneClockWithPidsDevicesAndIdsApart) {
   EXPECT_EQ(merged[1]["method"], "collectives");
   EXPECT_EQ(merged[1]["host"], "b");
   EXPECT_EQ(merged[1]["offset_ns"], report.traces[1].clock.offset);
+}
+
+// Collectives refine the clock exchange's offset within its bound: here the exchange (off by
+// 40 µs, within ± 10 µs by its own account) keeps the collectives' estimate (the truth, -kAhead,
+// to 3 µs) at the nearest end of its interval; a looser exchange leaves it as it is.
+TEST(JobMerge, CollectivesRefineTheClockExchangeWithinItsBound) {
+  auto sync = [](std::int64_t offset, std::int64_t bound) {
+    trace::ClockSync s{.role = trace::ClockSync::Role::kMeasured,
+                       .endpoint = "a:29600",
+                       .session = "s",
+                       .offsetNs = offset,
+                       .boundNs = bound,
+                       .bursts = {{.offsetNs = offset, .delayNs = 2 * bound}}};
+    return trace::clockSyncToJson(s);
+  };
+  std::string reference = trace::clockSyncToJson(
+      {.role = trace::ClockSync::Role::kReference, .endpoint = "a:29600", .session = "s"});
+  Job tight(reference, sync(-kAhead + 40'000, 10'000));
+  auto report = mergeJob({tight.a, tight.b}, tight.dir / "job.sqlite");
+  EXPECT_EQ(report.traces[1].clock.method, "collectives");
+  EXPECT_EQ(report.traces[1].clock.offset, -kAhead + 30'000);
+  EXPECT_LE(report.traces[1].clock.uncertainty, 10'000);
+  auto exchangeOnly =
+      mergeJob({tight.a, tight.b}, tight.dir / "exchange.sqlite", {.alignByCollectives = false});
+  EXPECT_EQ(exchangeOnly.traces[1].clock.method, "clock exchange");
+  EXPECT_EQ(exchangeOnly.traces[1].clock.offset, -kAhead + 40'000);
+
+  Job loose(reference, sync(-kAhead + 40'000, 100'000));
+  auto refined = mergeJob({loose.a, loose.b}, loose.dir / "job.sqlite");
+  EXPECT_GE(refined.traces[1].clock.offset, -kAhead);
+  EXPECT_LE(refined.traces[1].clock.offset, -kAhead + 3'000);
 }
 
 // Two GPU hosts whose ranks are both pid 4242, with NCCL kernels: after the merge renumbers host
