@@ -30,6 +30,13 @@ AddrInfo resolve(const Endpoint& e, bool passive) {
   return AddrInfo(out);
 }
 
+UdpSocket openFor(const addrinfo& a) {
+  UdpSocket s(::socket(a.ai_family, a.ai_socktype | SOCK_CLOEXEC, a.ai_protocol));
+  if (s.fd() < 0)
+    throw std::runtime_error(std::string("cannot open a UDP socket: ") + std::strerror(errno));
+  return s;
+}
+
 }  // namespace
 
 std::string Endpoint::text() const {
@@ -67,9 +74,7 @@ std::optional<UdpSocket> UdpSocket::bind(const Endpoint& e) {
   auto list = resolve(e, true);
   int lastError = EADDRNOTAVAIL;
   for (addrinfo* a = list.get(); a; a = a->ai_next) {
-    UdpSocket s(::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol));
-    if (s.fd_ < 0)
-      throw std::runtime_error(std::string("cannot open a UDP socket: ") + std::strerror(errno));
+    UdpSocket s = openFor(*a);
     if (::bind(s.fd_, a->ai_addr, a->ai_addrlen) == 0) return s;
     lastError = errno;
     if (lastError != EADDRNOTAVAIL && lastError != EADDRINUSE)
@@ -84,9 +89,7 @@ UdpSocket UdpSocket::connect(const Endpoint& e) {
   auto list = resolve(e, false);
   int lastError = 0;
   for (addrinfo* a = list.get(); a; a = a->ai_next) {
-    UdpSocket s(::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol));
-    if (s.fd_ < 0)
-      throw std::runtime_error(std::string("cannot open a UDP socket: ") + std::strerror(errno));
+    UdpSocket s = openFor(*a);
     if (::connect(s.fd_, a->ai_addr, a->ai_addrlen) == 0) return s;
     lastError = errno;
   }

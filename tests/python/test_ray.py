@@ -21,36 +21,44 @@ from hosts import two_hosts
 
 pytest.importorskip("ray", reason="ray is not in this environment (pip install ray)")
 
+# The actor every test's program runs: numpy matrix products, Backend time in its process.
+LEARNER = textwrap.dedent(
+    """
+    import time
+
+    import numpy as np
+    import ray
+    import rlscope
+
+
+    @ray.remote(num_cpus=1)
+    class Learner:
+        def work(self, n):
+            a = np.random.rand(200, 200)
+            for _ in range(n):
+                a = a @ a
+                a /= np.linalg.norm(a)
+            return float(a.sum())
+    """
+)
+
 
 def test_ray_actors_are_processes_of_the_trace(build, run_traced, tmp_path):
     r = run_traced(
-        """
-        import time
-
-        import numpy as np
-        import ray
-        import rlscope
-
-        ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-
-        @ray.remote
-        class Learner:
-            def work(self, n):
-                a = np.random.rand(200, 200)
-                for _ in range(n):
-                    a = a @ a
-                    a /= np.linalg.norm(a)
-                return float(a.sum())
-
-        learners = [Learner.options(name=f"learner{i}").remote() for i in range(2)]
-        with rlscope.operation("rollouts"):
-            for _ in range(3):
-                ray.get([learner.work.remote(40) for learner in learners])
-        # ray.shutdown() kills the workers (SIGKILL): what they did after their last flush
-        # (--flush-ms, 100 ms) is lost. Leave them time to flush it.
-        time.sleep(0.5)
-        ray.shutdown()
-        """,
+        LEARNER
+        + textwrap.dedent(
+            """
+            ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+            learners = [Learner.options(name=f"learner{i}").remote() for i in range(2)]
+            with rlscope.operation("rollouts"):
+                for _ in range(3):
+                    ray.get([learner.work.remote(40) for learner in learners])
+            # ray.shutdown() kills the workers (SIGKILL): what they did after their last flush
+            # (--flush-ms, 100 ms) is lost. Leave them time to flush it.
+            time.sleep(0.5)
+            ray.shutdown()
+            """
+        ),
         timeout=240,
     )
     t = r.trace
@@ -91,36 +99,24 @@ def test_ray_cluster_nodes_and_their_workers(build, run_traced):
     worker is recorded with the raylet that started it (RAY_RAYLET_PID among its launcher
     variables), so that the trace says which node each actor ran on."""
     r = run_traced(
-        """
-        import time
+        LEARNER
+        + textwrap.dedent(
+            """
+            from ray.cluster_utils import Cluster
 
-        import numpy as np
-        import ray
-        from ray.cluster_utils import Cluster
-        import rlscope
-
-        cluster = Cluster(initialize_head=True,
-                          head_node_args={"num_cpus": 1, "resources": {"node0": 1},
-                                          "include_dashboard": False})
-        cluster.add_node(num_cpus=1, resources={"node1": 1})
-        ray.init(address=cluster.address, log_to_driver=False)
-
-        @ray.remote(num_cpus=1)
-        class Learner:
-            def work(self, n):
-                a = np.random.rand(200, 200)
-                for _ in range(n):
-                    a = a @ a
-                    a /= np.linalg.norm(a)
-                return float(a.sum())
-
-        learners = [Learner.options(resources={f"node{i}": 1}).remote() for i in range(2)]
-        with rlscope.operation("rollouts"):
-            ray.get([learner.work.remote(30) for learner in learners])
-        time.sleep(0.5)  # the workers' last flush before Ray kills them (see above)
-        ray.shutdown()
-        cluster.shutdown()
-        """,
+            cluster = Cluster(initialize_head=True,
+                              head_node_args={"num_cpus": 1, "resources": {"node0": 1},
+                                              "include_dashboard": False})
+            cluster.add_node(num_cpus=1, resources={"node1": 1})
+            ray.init(address=cluster.address, log_to_driver=False)
+            learners = [Learner.options(resources={f"node{i}": 1}).remote() for i in range(2)]
+            with rlscope.operation("rollouts"):
+                ray.get([learner.work.remote(30) for learner in learners])
+            time.sleep(0.5)  # the workers' last flush before Ray kills them (see above)
+            ray.shutdown()
+            cluster.shutdown()
+            """
+        ),
         timeout=240,
     )
     t = r.trace
@@ -180,24 +176,9 @@ def run_cluster(build, tmp_path, hosts, env, nodes):
         wait_for_text(log, "Ray runtime started", nodes[-1][1])
 
     driver = tmp_path / "driver.py"
-    driver.write_text(textwrap.dedent(
+    driver.write_text(LEARNER + textwrap.dedent(
         f"""
-        import time
-        import numpy as np
-        import ray
-        import rlscope
-
         ray.init(address="{host_a.address}:6379", log_to_driver=False)
-
-        @ray.remote(num_cpus=1)
-        class Learner:
-            def work(self, n):
-                a = np.random.rand(200, 200)
-                for _ in range(n):
-                    a = a @ a
-                    a /= np.linalg.norm(a)
-                return float(a.sum())
-
         learners = [Learner.options(resources={{h: 1}}).remote() for h in ("hosta", "hostb")]
         ray.get([learner.work.remote(1) for learner in learners])  # both started
         with rlscope.operation("rollouts"):
