@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 #include <exception>
+#include <filesystem>
 #include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -144,11 +145,23 @@ class GroupBuilder {
   // (std::map references stay valid as it grows).
   ProcessEvents& group(std::int64_t key) {
     if (key != lastKey_) {
-      last_ = &groups[key];
+      auto [it, added] = groups.try_emplace(key);
+      if (added && groups.size() == 1) reserveFor(it->second);
+      last_ = &it->second;
       lastKey_ = key;
     }
     return *last_;
   }
+
+  // Room for the rows of the first group, the one most traces' rows mostly belong to (a
+  // single-process run, the whole run's view): reserved up front, its vectors never grow by
+  // copying. Untouched capacity is address space, not memory: what the rows do not fill is
+  // never resident.
+  struct Room {
+    std::size_t categories = 0, nativeCalls = 0, pythonEventSpans = 0, apiCalls = 0, gpu = 0,
+                operations = 0;
+  };
+  void reserveFirstGroup(const Room& room) { firstRoom_ = room; }
 
   // The group's events with the interval added; nullptr for a damaged row (nothing to count).
   ProcessEvents* addInterval(std::int64_t key, TimeNs start, TimeNs end, Category c) {
@@ -161,14 +174,47 @@ class GroupBuilder {
   std::map<std::int64_t, ProcessEvents> groups;
 
  private:
+  void reserveFor(ProcessEvents& e) const {
+    e.categories.reserve(firstRoom_.categories);
+    e.nativeCalls.reserve(firstRoom_.nativeCalls);
+    e.pythonEventSpans.reserve(firstRoom_.pythonEventSpans);
+    e.apiCalls.reserve(firstRoom_.apiCalls);
+    e.gpu.reserve(firstRoom_.gpu);
+    e.operations.reserve(firstRoom_.operations);
+  }
+
+  Room firstRoom_;
   View view_;
   std::int64_t lastKey_ = -1;
   ProcessEvents* last_ = nullptr;
 };
 
+// At most how many rows a table has, without counting them (its largest rowid: rows are only
+// ever appended), bounded by what the file can hold: a stranger's trace may claim any rowid.
+std::size_t rowsAtMost(trace::Database& db, std::string_view table) {
+  if (!db.hasTable(table)) return 0;
+  auto last = db.queryInt("SELECT MAX(rowid) FROM \"" + std::string(table) + "\"").value_or(0);
+  std::error_code ec;
+  auto bytes = std::filesystem::file_size(db.path(), ec);
+  // A row takes more than 8 bytes of the file.
+  auto bound = ec ? std::uintmax_t{0} : bytes / 8;
+  return static_cast<std::size_t>(std::clamp<std::uintmax_t>(
+      static_cast<std::uintmax_t>(std::max<std::int64_t>(last, 0)), 0, bound));
+}
+
 // The CPU category intervals, with the native calls and classified threads they give. Rows that
 // may nest are kept per thread (ProcessEvents::nestedByThread) for readEvents to flatten.
 void readCpuIntervals(trace::Database& db, GroupBuilder& b, bool mayNest) {
+  if (!mayNest) {
+    // The first group's categories also take the other reader's (CUDA API calls, GPU work) and
+    // one Native interval per operation later (readEvents, reserveAddedIntervals).
+    std::size_t rows = rowsAtMost(db, trace::table::kCpuIntervals);
+    std::size_t more = rowsAtMost(db, trace::table::kOperations);
+    for (auto t : {trace::table::kRuntime, trace::table::kDriver, trace::table::kKernel,
+                   trace::table::kMemcpy, trace::table::kMemset})
+      more += rowsAtMost(db, t);
+    b.reserveFirstGroup({.categories = rows + more, .nativeCalls = rows, .pythonEventSpans = rows});
+  }
   std::int64_t lastTid = -1;
   // Traces from before the column, and imported ones, have no Python event counts.
   bool events = !mayNest && db.hasColumn(trace::table::kCpuIntervals, "pythonEvents");
@@ -277,6 +323,17 @@ std::int64_t gpuKey(const GroupBuilder& b, View view,
 CudaReadState readCudaAndOperations(trace::TraceReader& reader, View view, GroupBuilder& b) {
   CudaReadState out;
   auto& launcher = out.launcher;
+  {
+    auto& db = reader.db();
+    std::size_t api =
+        rowsAtMost(db, trace::table::kRuntime) + rowsAtMost(db, trace::table::kDriver);
+    std::size_t gpu = rowsAtMost(db, trace::table::kKernel) +
+                      rowsAtMost(db, trace::table::kMemcpy) + rowsAtMost(db, trace::table::kMemset);
+    b.reserveFirstGroup({.categories = api + gpu,
+                         .apiCalls = api,
+                         .gpu = gpu,
+                         .operations = rowsAtMost(db, trace::table::kOperations)});
+  }
   for (auto table : {trace::table::kRuntime, trace::table::kDriver})
     scan(reader.db(), table, "start, end, globalTid, nameId, correlationId",
          [&](trace::Statement& st) {
@@ -593,9 +650,11 @@ void addNativeTime(ProcessEvents& e) {
       e.categories.push_back({op.start, op.end, static_cast<std::uint32_t>(Category::kNative)});
 }
 
-// Makes room for the intervals addNativeTime and addOverheadIntervals add, and no more: the
-// category intervals are most of the analysis's memory, and the spare capacity that growing
-// left from reading (up to as much again) would be held through the overlap sweep.
+// Makes room for the intervals addNativeTime and addOverheadIntervals add. A vector that has it
+// already (the first group's, reserved before reading) is left as it is: its spare capacity was
+// never touched, so it holds no memory. Otherwise exactly what is needed: the category intervals
+// are most of the analysis's memory, and the spare capacity that growing left from reading (up
+// to as much again) would be held through the overlap sweep.
 void reserveAddedIntervals(ProcessEvents& e, const OverheadCosts* costs) {
   std::size_t added = e.operations.size();  // at most one Native interval per operation
   if (costs)
@@ -607,7 +666,7 @@ void reserveAddedIntervals(ProcessEvents& e, const OverheadCosts* costs) {
         ((costs->on[kInterceptionSource] ? 1 : 0) + (costs->on[kCuptiSource] ? 1 : 0)) *
             e.apiCalls.size();
   std::size_t needed = e.categories.size() + added;
-  if (e.categories.capacity() == needed) return;
+  if (e.categories.capacity() >= needed) return;
   std::vector<CategoryInterval> exact;
   exact.reserve(needed);
   exact.insert(exact.end(), e.categories.begin(), e.categories.end());

@@ -3,6 +3,7 @@
 #include "rlscope/breakdown/breakdown.h"
 
 #include <gtest/gtest.h>
+#include <sqlite3.h>
 
 #include <filesystem>
 #include <sstream>
@@ -60,6 +61,37 @@ TEST(Breakdown, OperationsResourcesAndCategorySetsAreExact) {
   const auto& rest = find(b, kUnannotatedName);
   EXPECT_EQ(rest.time, 20);
   EXPECT_EQ(setTime(rest, {"Backend"}), 20);
+}
+
+// The analysis reserves room for the rows a table's largest rowid says it has: a stranger's
+// trace that claims rowids of 2^62 must not make it ask for exabytes. Same result as without.
+TEST(Breakdown, AHugeRowidIsNotTakenForARowCount) {
+  testing::TempDir dir;
+  auto path = writeStepTrace(dir, {.trainingPhase = true});
+  Breakdown before = [&] {
+    trace::TraceReader reader(path);
+    return analyzeTrace(reader);
+  }();
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    for (const char* table : {"rlscope_cpu_intervals", "rlscope_operations",
+                              "CUPTI_ACTIVITY_KIND_RUNTIME", "CUPTI_ACTIVITY_KIND_KERNEL"}) {
+      std::string sql = std::string("UPDATE ") + table +
+                        " SET rowid = 4611686018427387904 WHERE rowid = (SELECT MAX(rowid) FROM " +
+                        table + ")";
+      ASSERT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr), SQLITE_OK) << table;
+    }
+    sqlite3_close(db);
+  }
+  trace::TraceReader reader(path);
+  Breakdown after = analyzeTrace(reader);
+  ASSERT_EQ(after.operations.size(), before.operations.size());
+  for (std::size_t i = 0; i < after.operations.size(); ++i) {
+    EXPECT_EQ(after.operations[i].name, before.operations[i].name);
+    EXPECT_EQ(after.operations[i].time, before.operations[i].time);
+    EXPECT_EQ(after.operations[i].cpu, before.operations[i].cpu);
+  }
 }
 
 TEST(Breakdown, JsonFollowsTheContract) {
