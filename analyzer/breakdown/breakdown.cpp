@@ -202,49 +202,74 @@ std::size_t rowsAtMost(trace::Database& db, std::string_view table) {
       static_cast<std::uintmax_t>(std::max<std::int64_t>(last, 0)), 0, bound));
 }
 
-// The CPU category intervals, with the native calls and classified threads they give. Rows that
-// may nest are kept per thread (ProcessEvents::nestedByThread) for readEvents to flatten.
-void readCpuIntervals(trace::Database& db, GroupBuilder& b, bool mayNest) {
-  if (!mayNest) {
-    // The first group's categories also take the other reader's (CUDA API calls, GPU work) and
-    // one Native interval per operation later (readEvents, reserveAddedIntervals).
-    std::size_t rows = rowsAtMost(db, trace::table::kCpuIntervals);
-    std::size_t more = rowsAtMost(db, trace::table::kOperations);
-    for (auto t : {trace::table::kRuntime, trace::table::kDriver, trace::table::kKernel,
-                   trace::table::kMemcpy, trace::table::kMemset})
-      more += rowsAtMost(db, t);
-    b.reserveFirstGroup({.categories = rows + more, .nativeCalls = rows, .pythonEventSpans = rows});
-  }
+// The CPU category intervals (those of `range`), with the native calls and classified threads
+// they give. Rows that may nest are kept per thread (ProcessEvents::nestedByThread) for
+// readEvents to flatten.
+void readCpuIntervals(trace::Database& db, GroupBuilder& b, bool mayNest,
+                      trace::RowidRange range = {}) {
   std::int64_t lastTid = -1;
   // Traces from before the column, and imported ones, have no Python event counts.
   bool events = !mayNest && db.hasColumn(trace::table::kCpuIntervals, "pythonEvents");
-  scan(db, trace::table::kCpuIntervals,
-       events ? "start, end, globalTid, category, pythonEvents" : "start, end, globalTid, category",
-       [&](trace::Statement& st) {
-         TimeNs start = st.columnInt(0), end = st.columnInt(1);
-         std::int64_t tid = st.columnInt(2);
-         auto category = static_cast<Category>(st.columnInt(3));
-         ProcessEvents* e = nullptr;
-         if (!mayNest) {
-           e = b.addInterval(b.keyOf(tid), start, end, category);
-         } else if (end >= start) {
-           e = &b.group(b.keyOf(tid));
-           e->nestedByThread[tid].push_back({start, end, static_cast<std::uint32_t>(category)});
-         }
-         if (!e) return;
-         if (tid != lastTid) {  // a set insert per thread run, not per row
-           e->classifiedThreads.insert(tid);
-           lastTid = tid;
-         }
-         if (category == Category::kBackend || category == Category::kSimulator)
-           e->nativeCalls.push_back({tid, start, end, category});
-         if (events) {
-           std::int64_t n = st.columnInt(4);
-           bool python = category == Category::kPython;
-           if (n > 0 || (python && end > start))
-             e->pythonEventSpans.push_back({tid, start, end, n, python});
-         }
-       });
+  scan(
+      db, trace::table::kCpuIntervals,
+      events ? "start, end, globalTid, category, pythonEvents" : "start, end, globalTid, category",
+      [&](trace::Statement& st) {
+        TimeNs start = st.columnInt(0), end = st.columnInt(1);
+        std::int64_t tid = st.columnInt(2);
+        auto category = static_cast<Category>(st.columnInt(3));
+        ProcessEvents* e = nullptr;
+        if (!mayNest) {
+          e = b.addInterval(b.keyOf(tid), start, end, category);
+        } else if (end >= start) {
+          e = &b.group(b.keyOf(tid));
+          e->nestedByThread[tid].push_back({start, end, static_cast<std::uint32_t>(category)});
+        }
+        if (!e) return;
+        if (tid != lastTid) {  // a set insert per thread run, not per row
+          e->classifiedThreads.insert(tid);
+          lastTid = tid;
+        }
+        if (category == Category::kBackend || category == Category::kSimulator)
+          e->nativeCalls.push_back({tid, start, end, category});
+        if (events) {
+          std::int64_t n = st.columnInt(4);
+          bool python = category == Category::kPython;
+          if (n > 0 || (python && end > start))
+            e->pythonEventSpans.push_back({tid, start, end, n, python});
+        }
+      },
+      range);
+}
+
+// The rows the other reader reads besides the CPU intervals (readCudaAndOperations).
+std::size_t otherRowsAtMost(trace::Database& db) {
+  std::size_t rows = rowsAtMost(db, trace::table::kOperations);
+  for (auto t : {trace::table::kRuntime, trace::table::kDriver, trace::table::kKernel,
+                 trace::table::kMemcpy, trace::table::kMemset})
+    rows += rowsAtMost(db, t);
+  return rows;
+}
+
+// Below this many CPU intervals, reading them on one connection is as fast as splitting.
+constexpr std::size_t kSplitCpuIntervalsAbove = 500'000;
+
+// Appends the tail's rows of each group after the head's (storage order kept).
+void appendGroups(GroupBuilder& head, GroupBuilder& tail) {
+  for (auto& [key, t] : tail.groups) {
+    ProcessEvents& h = head.groups[key];
+    auto append = [](auto& to, auto& from) {
+      if (to.empty()) {
+        to = std::move(from);
+      } else {
+        to.reserve(to.size() + from.size());
+        to.insert(to.end(), from.begin(), from.end());
+      }
+    };
+    append(h.categories, t.categories);
+    append(h.nativeCalls, t.nativeCalls);
+    append(h.pythonEventSpans, t.pythonEventSpans);
+    h.classifiedThreads.insert(t.classifiedThreads.begin(), t.classifiedThreads.end());
+  }
 }
 
 // One thread's CPU category rows as what ran at each instant: where rows nest, the innermost
@@ -383,13 +408,33 @@ CudaReadState readCudaAndOperations(trace::TraceReader& reader, View view, Group
 // categories followed by the others', and the vectors only one side fills moved as they are.
 std::map<std::int64_t, ProcessEvents> readEvents(trace::TraceReader& reader, View view,
                                                  std::string_view sourceFormat) {
-  GroupBuilder cpu(view);
+  GroupBuilder cpu(view), cpuTail(view);
   std::exception_ptr cpuError;
   const CpuRowsShape shape = cpuRowsShape(sourceFormat);
-  auto readCpu = [&cpu, &cpuError, mayNest = shape.mayNest, path = reader.db().path()] {
+  // Where the CPU intervals are most of the rows, this thread reads the end of them after its
+  // own tables, so that both threads read about as many rows.
+  trace::RowidRange head, tail;
+  if (!shape.mayNest) {
+    auto& db = reader.db();
+    std::size_t rows = rowsAtMost(db, trace::table::kCpuIntervals), other = otherRowsAtMost(db);
+    // The first group's categories also take the other reader's (CUDA API calls, GPU work) and
+    // one Native interval per operation later (reserveAddedIntervals).
+    cpu.reserveFirstGroup(
+        {.categories = rows + other, .nativeCalls = rows, .pythonEventSpans = rows});
+    if (rows > kSplitCpuIntervalsAbove && rows > other) {
+      std::int64_t first = db.queryInt("SELECT MIN(rowid) FROM rlscope_cpu_intervals").value_or(0);
+      auto share = static_cast<std::int64_t>((rows + other) / 2);
+      head = {.to = first + share};
+      tail = {.from = first + share};
+      std::size_t tailRows = rows - static_cast<std::size_t>(share);
+      cpuTail.reserveFirstGroup(
+          {.categories = tailRows, .nativeCalls = tailRows, .pythonEventSpans = tailRows});
+    }
+  }
+  auto readCpu = [&cpu, &cpuError, head, mayNest = shape.mayNest, path = reader.db().path()] {
     try {
       trace::Database db(path, trace::Database::Mode::kReadOnlyUntrusted);
-      readCpuIntervals(db, cpu, mayNest);
+      readCpuIntervals(db, cpu, mayNest, head);
     } catch (...) {
       cpuError = std::current_exception();
     }
@@ -405,6 +450,7 @@ std::map<std::int64_t, ProcessEvents> readEvents(trace::TraceReader& reader, Vie
   std::exception_ptr restError;
   try {
     state = readCudaAndOperations(reader, view, rest);
+    if (!tail.all()) readCpuIntervals(reader.db(), cpuTail, false, tail);
   } catch (...) {
     restError = std::current_exception();
   }
@@ -412,6 +458,7 @@ std::map<std::int64_t, ProcessEvents> readEvents(trace::TraceReader& reader, Vie
   // The error a sequential read would have met first.
   if (cpuError) std::rethrow_exception(cpuError);
   if (restError) std::rethrow_exception(restError);
+  if (!tail.all()) appendGroups(cpu, cpuTail);
 
   std::map<std::int64_t, ProcessEvents> groups = std::move(rest.groups);
   for (auto& [key, c] : cpu.groups) {

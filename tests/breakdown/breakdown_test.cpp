@@ -6,6 +6,7 @@
 #include <sqlite3.h>
 
 #include <filesystem>
+#include <map>
 #include <sstream>
 
 #include "rlscope/breakdown/breakdown_output.h"
@@ -91,6 +92,41 @@ TEST(Breakdown, AHugeRowidIsNotTakenForARowCount) {
     EXPECT_EQ(after.operations[i].name, before.operations[i].name);
     EXPECT_EQ(after.operations[i].time, before.operations[i].time);
     EXPECT_EQ(after.operations[i].cpu, before.operations[i].cpu);
+  }
+}
+
+// A trace whose CPU intervals are most of its rows is read on two connections at once, the end
+// of the table by the thread that read the rest (readEvents): the groups come out as one read
+// would give them, a process whose rows are all in the end included.
+TEST(Breakdown, CpuIntervalsReadInTwoPartsAddUpAsOne) {
+  testing::TempDir dir;
+  auto path = dir / "split.sqlite";
+  // Rows of process 1, then 2, then 3: 700 k, read as [1, 350 k] and the rest, so that process 1
+  // is all in the head, process 2 in both parts and process 3 all in the end.
+  const std::vector<std::pair<std::int64_t, std::int64_t>> rowsOf = {
+      {1, 300'000}, {2, 200'000}, {3, 200'000}};
+  {
+    trace::TraceWriter w(path);
+    w.setMeta(trace::meta::kSourceFormat, "rlscope-prof");
+    for (auto [pid, rows] : rowsOf) {
+      addProcess(w, pid);
+      // Python and Backend alternating, 10 ns each.
+      for (std::int64_t i = 0; i < rows; ++i)
+        addCpu(w, i * 10, i * 10 + 10, i % 2 ? Category::kBackend : Category::kPython,
+               trace::globalTidOf(pid, pid));
+    }
+    w.commit();
+  }
+  trace::TraceReader reader(path);
+  Breakdown b = analyzeTrace(reader);
+  std::map<std::int64_t, const OperationBreakdown*> byProcess;
+  for (const auto& o : b.operations) byProcess[o.process] = &o;
+  ASSERT_EQ(byProcess.size(), rowsOf.size());
+  for (auto [pid, rows] : rowsOf) {
+    const auto& o = *byProcess.at(pid);
+    EXPECT_EQ(o.time, rows * 10) << pid;
+    EXPECT_EQ(setTime(o, {"Python"}), rows / 2 * 10) << pid;
+    EXPECT_EQ(setTime(o, {"Backend"}), rows / 2 * 10) << pid;
   }
 }
 
