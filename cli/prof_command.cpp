@@ -80,6 +80,7 @@ std::shared_ptr<ProfOptions> addProfOptions(CLI::App& cmd) {
                  "run goes on (NTP's exchange, a burst every 5 s), so that `rlscope merge` puts "
                  "every host's events on one clock to within the network's round trip, "
                  "collectives or not")
+      ->type_name("HOST:PORT")
       ->check([](const std::string& text) {
         try {
           clock_sync::parseEndpoint(text);
@@ -274,6 +275,20 @@ int runProf(const ProfOptions& options, std::vector<std::string> command, ProfOu
     return 2;
   }
 
+  // Started before the command, so that the first burst of exchanges is done as it starts;
+  // a bad endpoint is said before anything else.
+  std::unique_ptr<clock_sync::ClockSyncSession> clock;
+  if (!o.clockSync.empty()) {
+    try {
+      clock = std::make_unique<clock_sync::ClockSyncSession>(o.clockSync);
+      say(o, clock->serves() ? "serving the job's reference clock on " + clock->endpoint().text()
+                             : "measuring this host's clock against " + clock->endpoint().text());
+    } catch (const std::exception& e) {
+      std::cerr << "rlscope-prof: error: --clock-sync: " << e.what() << '\n';
+      return 2;
+    }
+  }
+
   merge::MergeOptions mergeOptions = mergeOptionsFor(o, config, command);
 
   std::string partTemplate = (outDir / ".rlscope-parts-XXXXXX").string();
@@ -298,21 +313,6 @@ int runProf(const ProfOptions& options, std::vector<std::string> command, ProfOu
     fs::remove_all(config.partDir);
     std::cerr << "rlscope-prof: error: cannot write the trace: " << e.what() << '\n';
     return 1;
-  }
-
-  // Started before the command, so that the first burst of exchanges is done as it starts.
-  std::unique_ptr<clock_sync::ClockSyncSession> clock;
-  if (!o.clockSync.empty()) {
-    try {
-      clock = std::make_unique<clock_sync::ClockSyncSession>(o.clockSync);
-      say(o, clock->serves() ? "serving the job's reference clock on " + clock->endpoint().text()
-                             : "measuring this host's clock against " + clock->endpoint().text());
-    } catch (const std::exception& e) {
-      live.reset();
-      fs::remove_all(config.partDir);
-      std::cerr << "rlscope-prof: error: --clock-sync: " << e.what() << '\n';
-      return 2;
-    }
   }
 
   launch::ExitStatus status;
