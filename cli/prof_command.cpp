@@ -215,6 +215,26 @@ merge::MergeOptions mergeOptionsFor(const ProfOptions& o, const launch::Injectio
   return mergeOptions;
 }
 
+// --clock-sync's session (nullptr without the option): serving the job's reference clock, or
+// measuring this host's against it. Throws std::exception with the error line's text.
+std::unique_ptr<clock_sync::ClockSyncSession> startClockSync(const ProfOptions& o) {
+  if (o.clockSync.empty()) return nullptr;
+  auto clock = std::make_unique<clock_sync::ClockSyncSession>(o.clockSync);
+  say(o, clock->serves() ? "serving the job's reference clock on " + clock->endpoint().text()
+                         : "measuring this host's clock against " + clock->endpoint().text());
+  return clock;
+}
+
+// What the session learnt, said in one line: a warning when the reference never answered.
+trace::ClockSync finishClockSync(const ProfOptions& o, clock_sync::ClockSyncSession& clock) {
+  trace::ClockSync sync = clock.finish();
+  if (sync.role == trace::ClockSync::Role::kMeasured && sync.bursts.empty())
+    warnLine(clock_sync::describe(sync));
+  else
+    say(o, clock_sync::describe(sync));
+  return sync;
+}
+
 // The one-line summary of the trace, after the merge's warnings.
 void printSummary(const ProfOptions& o, const fs::path& output, double seconds, double ready,
                   const merge::MergeReport& report) {
@@ -278,15 +298,11 @@ int runProf(const ProfOptions& options, std::vector<std::string> command, ProfOu
   // Started before the command, so that the first burst of exchanges is done as it starts;
   // a bad endpoint is said before anything else.
   std::unique_ptr<clock_sync::ClockSyncSession> clock;
-  if (!o.clockSync.empty()) {
-    try {
-      clock = std::make_unique<clock_sync::ClockSyncSession>(o.clockSync);
-      say(o, clock->serves() ? "serving the job's reference clock on " + clock->endpoint().text()
-                             : "measuring this host's clock against " + clock->endpoint().text());
-    } catch (const std::exception& e) {
-      std::cerr << "rlscope-prof: error: --clock-sync: " << e.what() << '\n';
-      return 2;
-    }
+  try {
+    clock = startClockSync(o);
+  } catch (const std::exception& e) {
+    std::cerr << "rlscope-prof: error: --clock-sync: " << e.what() << '\n';
+    return 2;
   }
 
   merge::MergeOptions mergeOptions = mergeOptionsFor(o, config, command);
@@ -342,16 +358,7 @@ int runProf(const ProfOptions& options, std::vector<std::string> command, ProfOu
   if (!allEnded)
     warnLine("processes " + command[0] + " started are still running; their traces end here");
 
-  if (clock) {
-    mergeOptions.clockSync = clock->finish();
-    clock.reset();
-    const auto& sync = *mergeOptions.clockSync;
-    bool unanswered = sync.role == trace::ClockSync::Role::kMeasured && sync.bursts.empty();
-    if (unanswered)
-      warnLine(clock_sync::describe(sync));
-    else
-      say(o, clock_sync::describe(sync));
-  }
+  if (clock) mergeOptions.clockSync = finishClockSync(o, *clock);
   mergeOptions.progress = [&](const std::string& line) { say(o, line); };
   try {
     auto report = live ? live->finish([&](merge::MergeOptions& m) {
