@@ -72,8 +72,15 @@ bool ClockClient::burst(std::chrono::milliseconds waitForFirst, bool stoppable) 
   auto best = bestOf(got);
   if (!best) return false;
   std::lock_guard lock(mutex_);
+  std::uint64_t session = got.back().reply.session;
+  // A reference that started again is another session: offsets against the old one would not
+  // match its trace.
+  if (session_ && session != session_) {
+    bursts_.clear();
+    exchanges_ = 0;
+  }
+  session_ = session;
   exchanges_ += static_cast<std::int64_t>(got.size());
-  session_ = got.back().reply.session;
   bursts_.push_back(*best);
   return true;
 }
