@@ -1,6 +1,7 @@
 #include "rlscope/predictor/replay.h"
 
 #include <algorithm>
+#include <deque>
 #include <limits>
 #include <optional>
 #include <string_view>
@@ -16,11 +17,24 @@ using trace::TimeNs;
 
 constexpr double kNever = -std::numeric_limits<double>::infinity();
 
-// A stream of one process's device: when its work ends, as recorded and as replayed.
+// How many launches a stream holds that have not finished: a launch into a full queue blocks
+// the call until the oldest is done (CUDA's launch queue, about 1024 entries deep).
+constexpr std::size_t kLaunchQueueDepth = 1024;
+
+// A stream of one process's device: when its work ends, as recorded and as replayed, and the
+// ends of the work queued on it, oldest first.
 struct StreamState {
   double originFree = kNever, replayedFree = kNever;
   double predictedWork = 0;
+  std::deque<double> originQueue, replayedQueue;
 };
+
+// When a launch at `t` finds a slot in a stream's queue of ends: kNever when one is free, else
+// when enough of the queued work will have finished. Drops the ends at or before `t`.
+double slotFree(std::deque<double>& queue, double t) {
+  while (!queue.empty() && queue.front() <= t) queue.pop_front();
+  return queue.size() < kLaunchQueueDepth ? kNever : queue[queue.size() - kLaunchQueueDepth];
+}
 
 struct StreamKey {
   std::int64_t pid, device, stream;
@@ -140,6 +154,8 @@ class Replayer {
     s.replayedFree = start + duration;
     s.originFree = std::max(s.originFree, at(a.end));
     s.predictedWork += duration;
+    s.replayedQueue.push_back(s.replayedFree);
+    s.originQueue.push_back(s.originFree);
   }
 
   void replayCall(const Call& call) {
@@ -153,6 +169,21 @@ class Replayer {
     double latency = launchLatency_.count(pid) ? launchLatency_[pid] : 0;
     Wait wait = waitOf(call, pid);
     if (launched != byCall_.end()) {
+      // A full launch queue holds the call until a slot frees; the time the recorded call spent
+      // so is not its own (replayed, it blocks as long as the replayed queue says).
+      double blockedUntil = kNever, recordedBlock = 0;
+      for (std::size_t i : launched->second) {
+        const GpuActivity& a = activities_[i];
+        StreamState& s = streams_[{a.globalPid, a.device, a.stream}];
+        blockedUntil = std::max(blockedUntil, slotFree(s.replayedQueue, start));
+        double origin = slotFree(s.originQueue, at(call.start));
+        if (origin != kNever)
+          recordedBlock =
+              std::max(recordedBlock, std::clamp(origin - at(call.start), 0.0, duration));
+      }
+      start = std::max(start, blockedUntil);
+      duration -= recordedBlock;
+      waits_[call.globalTid] += recordedBlock;
       for (std::size_t i : launched->second) {
         const GpuActivity& a = activities_[i];
         double sinceCall = static_cast<double>(a.start - call.start);

@@ -269,6 +269,79 @@ TEST(Replay, AStreamsSerialWorkOrTheCpuSetsTheRun) {
   }
 }
 
+// 4000 launches 12 µs apart of 10 µs kernels, then 60 ms of Python: on the A100 the stream keeps
+// up. On a GPU where each kernel takes K > 12 µs the stream falls behind, and once 1024 launches
+// wait in its queue each launch blocks until the oldest is done: the thread's last launch returns
+// when kernel 4000 - 1024 has finished, and its Python after that moves with it.
+TEST(Replay, AFullLaunchQueueHoldsTheLaunchingThread) {
+  testing::TempDir dir;
+  auto path = dir / "queue.sqlite";
+  constexpr int kLaunches = 4000;
+  constexpr trace::TimeNs kGap = 12'000, kKernel = 10'000, kTail = 60'000'000;
+  {
+    trace::TraceWriter w(path);
+    addProcessOnA100(w);
+    for (int i = 0; i < kLaunches; ++i) {
+      trace::TimeNs t = i * kGap;
+      addApiCall(w, t, t + 1000, kMain, i + 1, "cudaLaunchKernel");
+      addKernel(w, t + 1500, t + 1500 + kKernel, i + 1, "relu_kernel");
+    }
+    trace::TimeNs last = (kLaunches - 1) * kGap + 1000;
+    addCpu(w, last, last + kTail, Category::kPython, kMain);
+    w.commit();
+  }
+  GpuDatabase db = GpuDatabase::builtIn();
+  const char* target = "T4";
+  double kernel = KernelPredictor(db.get("A100 SXM4 40GB"), db.get(target))
+                      .predict(theKernel(kKernel), classifyKernel("relu_kernel"))
+                      .timeNs;
+  ASSERT_GT(kernel, 2.0 * kGap) << "the test needs a GPU slower than the launches";
+  trace::TraceReader reader(path);
+  RunPrediction p = predictRun(reader, db, db.get(target));
+  // The stream runs its kernels back to back from the first one's start.
+  double stream = 1500 + kLaunches * kernel;
+  // The last launch returns once kernel kLaunches - 1024 has ended, 1000 ns of call later.
+  double thread = 1500 + (kLaunches - 1024) * kernel + 1000 + kTail;
+  EXPECT_NEAR(p.predictedNs, std::max(stream, thread), 1e-6 * thread);
+  EXPECT_GT(thread, stream) << "the run is the thread's: without the queue it would end at "
+                            << std::max(stream, (kLaunches - 1) * kGap + 1000.0 + kTail);
+
+  // On the A100 itself nothing queues: the run as recorded.
+  trace::TraceReader again(path);
+  RunPrediction self = predictRun(again, db, db.get("A100 SXM4 40GB"));
+  EXPECT_NEAR(self.predictedNs, self.originNs, 1e-6 * self.originNs);
+}
+
+// A run recorded with a full launch queue (each launch after the 1024th held until a kernel
+// ended) replays as recorded on its own GPU: the recorded blocking is not counted twice.
+TEST(Replay, BlockingTheTraceRecordedIsNotCountedTwice) {
+  testing::TempDir dir;
+  auto path = dir / "full.sqlite";
+  constexpr int kLaunches = 3000;
+  constexpr trace::TimeNs kKernel = 10'000;
+  {
+    trace::TraceWriter w(path);
+    addProcessOnA100(w);
+    // Kernels back to back from 1500 ns; launches 1 µs apart until the queue is full, then each
+    // returns when the kernel 1024 places earlier has ended.
+    trace::TimeNs t = 0;
+    for (int i = 0; i < kLaunches; ++i) {
+      trace::TimeNs kernelStart = 1500 + i * kKernel;
+      trace::TimeNs end = t + 1000;
+      if (i >= 1024) end = std::max(end, 1500 + (i - 1024 + 1) * kKernel + 500);
+      addApiCall(w, t, end, kMain, i + 1, "cudaLaunchKernel");
+      addKernel(w, kernelStart, kernelStart + kKernel, i + 1, "relu_kernel");
+      t = end;
+    }
+    addCpu(w, t, t + 5'000'000, Category::kPython, kMain);
+    w.commit();
+  }
+  GpuDatabase db = GpuDatabase::builtIn();
+  trace::TraceReader reader(path);
+  RunPrediction self = predictRun(reader, db, db.get("A100 SXM4 40GB"));
+  EXPECT_NEAR(self.predictedNs, self.originNs, 1e-6 * self.originNs);
+}
+
 // A thread that waits for the GPU in cudaStreamSynchronize while another stream's work is still
 // running waits for its own stream only (CUPTI's synchronisation record names it).
 TEST(Replay, AStreamSynchronizeWaitsForItsStreamOnly) {
