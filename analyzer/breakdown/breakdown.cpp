@@ -189,17 +189,40 @@ class GroupBuilder {
   ProcessEvents* last_ = nullptr;
 };
 
-// At most how many rows a table has, without counting them (its largest rowid: rows are only
-// ever appended), bounded by what the file can hold: a stranger's trace may claim any rowid.
-std::size_t rowsAtMost(trace::Database& db, std::string_view table) {
-  if (!db.hasTable(table)) return 0;
-  auto last = db.queryInt("SELECT MAX(rowid) FROM \"" + std::string(table) + "\"").value_or(0);
+// At most how many rows the tables the analysis reads have, without counting them: their largest
+// rowids (rows are only ever appended), each bounded by what the file can hold, since a
+// stranger's trace may claim any rowid.
+struct TableRows {
+  std::size_t cpuIntervals = 0, operations = 0, apiCalls = 0, gpu = 0;
+  std::size_t other() const { return operations + apiCalls + gpu; }  // readCudaAndOperations'
+};
+
+TableRows tableRows(trace::Database& db) {
   std::error_code ec;
   auto bytes = std::filesystem::file_size(db.path(), ec);
-  // A row takes more than 8 bytes of the file.
-  auto bound = ec ? std::uintmax_t{0} : bytes / 8;
-  return static_cast<std::size_t>(std::clamp<std::uintmax_t>(
-      static_cast<std::uintmax_t>(std::max<std::int64_t>(last, 0)), 0, bound));
+  const std::uintmax_t bound = ec ? 0 : bytes / 8;  // a row takes more than 8 bytes of the file
+  auto rows = [&](std::string_view table) -> std::size_t {
+    if (!db.hasTable(table)) return 0;
+    auto last = db.queryInt("SELECT MAX(rowid) FROM \"" + std::string(table) + "\"").value_or(0);
+    return static_cast<std::size_t>(
+        std::min(static_cast<std::uintmax_t>(std::max<std::int64_t>(last, 0)), bound));
+  };
+  return {.cpuIntervals = rows(trace::table::kCpuIntervals),
+          .operations = rows(trace::table::kOperations),
+          .apiCalls = rows(trace::table::kRuntime) + rows(trace::table::kDriver),
+          .gpu = rows(trace::table::kKernel) + rows(trace::table::kMemcpy) +
+                 rows(trace::table::kMemset)};
+}
+
+// Appends `from`'s rows after `to`'s; moved as they are where `to` has none.
+template <class Rows>
+void appendRows(Rows& to, Rows& from) {
+  if (to.empty()) {
+    to = std::move(from);
+  } else {
+    to.reserve(to.size() + from.size());
+    to.insert(to.end(), from.begin(), from.end());
+  }
 }
 
 // The CPU category intervals (those of `range`), with the native calls and classified threads
@@ -241,15 +264,6 @@ void readCpuIntervals(trace::Database& db, GroupBuilder& b, bool mayNest,
       range);
 }
 
-// The rows the other reader reads besides the CPU intervals (readCudaAndOperations).
-std::size_t otherRowsAtMost(trace::Database& db) {
-  std::size_t rows = rowsAtMost(db, trace::table::kOperations);
-  for (auto t : {trace::table::kRuntime, trace::table::kDriver, trace::table::kKernel,
-                 trace::table::kMemcpy, trace::table::kMemset})
-    rows += rowsAtMost(db, t);
-  return rows;
-}
-
 // Below this many CPU intervals, reading them on one connection is as fast as splitting.
 constexpr std::size_t kSplitCpuIntervalsAbove = 500'000;
 
@@ -257,17 +271,9 @@ constexpr std::size_t kSplitCpuIntervalsAbove = 500'000;
 void appendGroups(GroupBuilder& head, GroupBuilder& tail) {
   for (auto& [key, t] : tail.groups) {
     ProcessEvents& h = head.groups[key];
-    auto append = [](auto& to, auto& from) {
-      if (to.empty()) {
-        to = std::move(from);
-      } else {
-        to.reserve(to.size() + from.size());
-        to.insert(to.end(), from.begin(), from.end());
-      }
-    };
-    append(h.categories, t.categories);
-    append(h.nativeCalls, t.nativeCalls);
-    append(h.pythonEventSpans, t.pythonEventSpans);
+    appendRows(h.categories, t.categories);
+    appendRows(h.nativeCalls, t.nativeCalls);
+    appendRows(h.pythonEventSpans, t.pythonEventSpans);
     h.classifiedThreads.insert(t.classifiedThreads.begin(), t.classifiedThreads.end());
   }
 }
@@ -345,20 +351,14 @@ std::int64_t gpuKey(const GroupBuilder& b, View view,
 
 // Everything but the CPU intervals and the external correlations: CUDA API calls, GPU activity,
 // operations and phases.
-CudaReadState readCudaAndOperations(trace::TraceReader& reader, View view, GroupBuilder& b) {
+CudaReadState readCudaAndOperations(trace::TraceReader& reader, View view, GroupBuilder& b,
+                                    const TableRows& rows) {
   CudaReadState out;
   auto& launcher = out.launcher;
-  {
-    auto& db = reader.db();
-    std::size_t api =
-        rowsAtMost(db, trace::table::kRuntime) + rowsAtMost(db, trace::table::kDriver);
-    std::size_t gpu = rowsAtMost(db, trace::table::kKernel) +
-                      rowsAtMost(db, trace::table::kMemcpy) + rowsAtMost(db, trace::table::kMemset);
-    b.reserveFirstGroup({.categories = api + gpu,
-                         .apiCalls = api,
-                         .gpu = gpu,
-                         .operations = rowsAtMost(db, trace::table::kOperations)});
-  }
+  b.reserveFirstGroup({.categories = rows.apiCalls + rows.gpu,
+                       .apiCalls = rows.apiCalls,
+                       .gpu = rows.gpu,
+                       .operations = rows.operations});
   for (auto table : {trace::table::kRuntime, trace::table::kDriver})
     scan(reader.db(), table, "start, end, globalTid, nameId, correlationId",
          [&](trace::Statement& st) {
@@ -414,15 +414,16 @@ std::map<std::int64_t, ProcessEvents> readEvents(trace::TraceReader& reader, Vie
   // Where the CPU intervals are most of the rows, this thread reads the end of them after its
   // own tables, so that both threads read about as many rows.
   trace::RowidRange head, tail;
+  const TableRows tables = tableRows(reader.db());
   if (!shape.mayNest) {
-    auto& db = reader.db();
-    std::size_t rows = rowsAtMost(db, trace::table::kCpuIntervals), other = otherRowsAtMost(db);
+    std::size_t rows = tables.cpuIntervals, other = tables.other();
     // The first group's categories also take the other reader's (CUDA API calls, GPU work) and
     // one Native interval per operation later (reserveAddedIntervals).
     cpu.reserveFirstGroup(
         {.categories = rows + other, .nativeCalls = rows, .pythonEventSpans = rows});
     if (rows > kSplitCpuIntervalsAbove && rows > other) {
-      std::int64_t first = db.queryInt("SELECT MIN(rowid) FROM rlscope_cpu_intervals").value_or(0);
+      std::int64_t first =
+          reader.db().queryInt("SELECT MIN(rowid) FROM rlscope_cpu_intervals").value_or(0);
       auto share = static_cast<std::int64_t>((rows + other) / 2);
       head = {.to = first + share};
       tail = {.from = first + share};
@@ -449,7 +450,7 @@ std::map<std::int64_t, ProcessEvents> readEvents(trace::TraceReader& reader, Vie
   CudaReadState state;
   std::exception_ptr restError;
   try {
-    state = readCudaAndOperations(reader, view, rest);
+    state = readCudaAndOperations(reader, view, rest, tables);
     if (!tail.all()) readCpuIntervals(reader.db(), cpuTail, false, tail);
   } catch (...) {
     restError = std::current_exception();
@@ -464,10 +465,7 @@ std::map<std::int64_t, ProcessEvents> readEvents(trace::TraceReader& reader, Vie
   for (auto& [key, c] : cpu.groups) {
     ProcessEvents& e = groups[key];
     flattenNestedRows(c, e.operations, shape.inferPython);
-    if (!e.categories.empty()) {
-      c.categories.reserve(c.categories.size() + e.categories.size());
-      c.categories.insert(c.categories.end(), e.categories.begin(), e.categories.end());
-    }
+    appendRows(c.categories, e.categories);
     e.categories = std::move(c.categories);
     e.nativeCalls = std::move(c.nativeCalls);
     e.pythonEventSpans = std::move(c.pythonEventSpans);
