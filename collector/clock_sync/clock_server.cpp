@@ -37,8 +37,8 @@ void ClockServer::serve() {
     socklen_t fromLen = sizeof from;
     // Short waits, so that the destructor does not wait long for the thread.
     auto n = socket_.receive(buffer, std::chrono::milliseconds(50), &from, &fromLen);
-    std::int64_t received = clock_();
     if (!n) continue;
+    std::int64_t received = clock_();
     auto request = decodeRequest(std::span(buffer.data(), std::min(*n, buffer.size())));
     if (!request) continue;
     Reply reply{.sequence = request->sequence,

@@ -14,10 +14,10 @@
 namespace rlscope::analysis {
 
 struct JobMergeOptions {
-  bool useClockExchange =
-      true;  // rlscope-prof --clock-sync's measurements, where the traces have them
-  bool alignByCollectives = true;  // refine by the job's collectives
-  // Both off: the wall-clock origins alone.
+  // rlscope-prof --clock-sync's measurements, where the traces have them.
+  bool useClockExchange = true;
+  // Refine by the job's collectives. Both off: the wall-clock origins alone.
+  bool alignByCollectives = true;
   std::function<void(const std::string&)> progress;
 };
 
