@@ -41,7 +41,9 @@ NvtxRanges::Leftovers NvtxRanges::finish(std::int64_t end) {
   left.endsNeverStarted = ended_.size();
   ended_.clear();
   for (auto& [key, stack] : stacks_) {
-    for (auto& o : stack) close_(o, end, o.tid, trace::NvtxEventType::kPushPopRange, true);
+    // Innermost first, as pops would have closed them.
+    for (auto o = stack.rbegin(); o != stack.rend(); ++o)
+      close_(*o, end, o->tid, trace::NvtxEventType::kPushPopRange, true);
     left.stillOpen += stack.size();
   }
   stacks_.clear();

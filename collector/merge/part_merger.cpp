@@ -15,10 +15,10 @@
 #include "record_times.h"
 #include "rlscope/merge/category_spans.h"
 #include "rlscope/merge/nvtx_ranges.h"
+#include "rlscope/merge/operation_stream.h"
 #include "rlscope/merge/tick_converter.h"
 #include "rlscope/part/reader.h"
 #include "rlscope/trace/global_id.h"
-#include "rlscope/trace/operation_nesting.h"
 #include "rlscope/trace/row_counts.h"
 #include "rlscope/trace/schema.h"
 #include "rlscope/trace/writer.h"
@@ -81,7 +81,7 @@ class Merger {
 
   void finish() {
     processes_.finish();
-    writeOperations();
+    tieLaunches();
     for (const auto& [id, g] : gpus_) {
       w_.addGpuInfo(g);
       count(trace::table::kGpuInfo);
@@ -374,8 +374,9 @@ class Merger {
         if (auto e = payloadOf<part::NvtxEvent>(p, r)) {
           p.image.touchThread(tid, e->time);
           seen(p, e->time);
-          p.ranges->start(e->rangeId,
-                          openFrom(p, tid, *e, r.string<part::NvtxEvent>(0).value_or("")));
+          OpenRange o = openFrom(p, tid, *e, r.string<part::NvtxEvent>(0).value_or(""));
+          openOperation(p, o, false);
+          p.ranges->start(e->rangeId, std::move(o));
         }
         break;
       case RecordType::kRangeEnd:
@@ -493,7 +494,14 @@ class Merger {
   void push(Part& p, std::uint32_t tid, OpenRange o) {
     p.image.touchThread(tid, o.start);
     seen(p, o.start);
+    openOperation(p, o, true);
     p.ranges->push(tid, std::move(o));
+  }
+
+  // Phases are no operations; a domain whose name is not known yet counts as one until it closes.
+  void openOperation(const Part& p, OpenRange& o, bool pushPop) {
+    if (domainName(p, o.domain) != kPhaseDomain)
+      o.operationId = operations_.open({p.serial, o.tid}, {o.domain, pushPop});
   }
 
   // A span of what a thread ran (CategorySpans), as an rlscope_cpu_intervals row.
@@ -551,10 +559,11 @@ class Merger {
     if (domain == kPhaseDomain) {
       w_.addPhase({o.start, end, p.globalPid, w_.intern(o.text)});
       count(trace::table::kPhases);
+      if (o.operationId) operations_.cancel({p.serial, o.tid}, o.operationId);
       return;
     }
     trace::OperationRecord op;
-    op.id = ++operationsAdded_;  // a key until nesting assigns ids
+    op.id = o.operationId;
     op.start = o.start;
     op.end = end;
     op.globalTid = globalTid(p, o.tid);
@@ -562,14 +571,14 @@ class Merger {
     op.source = domain == kAnnotationDomain ? trace::OperationSource::kAnnotation
                                             : trace::OperationSource::kNvtx;
     if (unterminated) op.args = R"({"unterminated":true})";
-    nesting_.add(op);
     // Push/pop ranges: the collector pushed operationIdOf(tid, pushIndex) as their external
     // correlation, which ties the launches in them to this operation.
     if (o.pushIndex && tieLaunches_) {
-      auto& keys = keysOfPushes_[pushKey(p.serial, o.tid)];
-      if (keys.size() <= o.pushIndex) keys.resize(o.pushIndex + 1, 0);
-      keys[o.pushIndex] = op.id;
+      auto& ids = idsOfPushes_[pushKey(p.serial, o.tid)];
+      if (ids.size() <= o.pushIndex) ids.resize(o.pushIndex + 1, 0);
+      ids[o.pushIndex] = op.id;
     }
+    operations_.close({p.serial, o.tid}, std::move(op));
   }
 
   void finishPart(Part& p, const std::string& cutShort) {
@@ -645,51 +654,21 @@ class Merger {
     gpus_.emplace(g.deviceId, gpuInfoRow(g, r));
   }
 
-  // Operations get their final ids and nesting; each CUDA launch is tied to the operation the
-  // collector pushed as its external correlation, or else to the innermost operation open on
-  // the launching thread when the call began.
-  void writeOperations() {
-    if (!nesting_.empty())
-      sayIfLong("nesting and writing " + std::to_string(operationsAdded_) + " operations");
-    std::vector<std::int64_t> keys;
-    auto ops = nesting_.build(&keys);
-    for (const auto& op : ops) {
-      w_.addOperation(op);
-      count(trace::table::kOperations);
-    }
-    if (launches_.empty()) return;
-    // Keys were handed out as 1..N (operationsAdded_) and build() numbers ops[i] as i + 1, so
-    // both maps are plain arrays.
-    std::vector<std::int64_t> idOfKey(ops.size() + 1, 0);
-    for (std::size_t i = 0; i < ops.size(); ++i)
-      idOfKey[static_cast<std::size_t>(keys[i])] = ops[i].id;
-    // ops are sorted by (globalTid, start); per thread, the innermost open at t is found from
-    // the last op starting at or before t by walking up its parents.
-    auto innermostAt = [&](std::int64_t tid, std::int64_t t) -> std::int64_t {
-      auto it = std::upper_bound(
-          ops.begin(), ops.end(), std::pair{tid, t},
-          [](const std::pair<std::int64_t, std::int64_t>& v, const trace::OperationRecord& op) {
-            return v.first != op.globalTid ? v.first < op.globalTid : v.second < op.start;
-          });
-      if (it == ops.begin()) return 0;
-      const trace::OperationRecord* op = &*(it - 1);
-      if (op->globalTid != tid) return 0;
-      while (op && !(op->start <= t && t < op->end))
-        op = op->parentId ? &ops[static_cast<std::size_t>(op->parentId - 1)] : nullptr;
-      return op ? op->id : 0;
-    };
+  // Each CUDA launch is tied to the operation the collector pushed as its external correlation,
+  // or else to the innermost operation open on the launching thread when the call began. Every
+  // operation is written by now: parts finish by closing what is still open.
+  void tieLaunches() {
     for (const auto& l : launches_) {
       std::int64_t opId = 0;
       auto ext = externalIds_.find({l.part, l.correlationId});
       if (ext != externalIds_.end()) {
         auto tid = static_cast<std::uint32_t>(ext->second >> 32);
         auto pushIndex = static_cast<std::uint32_t>(ext->second);
-        auto pushes = keysOfPushes_.find(pushKey(l.part, tid));
-        if (pushes != keysOfPushes_.end() && pushIndex < pushes->second.size() &&
-            pushes->second[pushIndex])
-          opId = idOfKey[static_cast<std::size_t>(pushes->second[pushIndex])];
+        auto pushes = idsOfPushes_.find(pushKey(l.part, tid));
+        if (pushes != idsOfPushes_.end() && pushIndex < pushes->second.size())
+          opId = pushes->second[pushIndex];
       }
-      if (!opId) opId = innermostAt(l.globalTid, l.start);
+      if (!opId) opId = operations_.innermostAt(l.globalTid, l.start);
       if (!opId) continue;
       w_.addExternalCorrelation({l.globalPid, l.correlationId, opId});
       count(trace::table::kExternalCorrelation);
@@ -722,8 +701,6 @@ class Merger {
   bool longMerge_ = false;  // MergeOptions::progressAboveBytes left at the end: say what goes on
   std::optional<std::int64_t> startMonotonic_;
   std::int64_t startWall_ = 0;
-  trace::OperationNesting nesting_;
-  std::int64_t operationsAdded_ = 0;
   ProcessTable processes_{w_, rowCounts_, report_};
   std::vector<std::unique_ptr<OpenPart>> parts_;  // parts still being written, or not yet read
   std::set<std::string> seenParts_;               // file names of the parts opened so far
@@ -735,9 +712,15 @@ class Merger {
   // Whether launches can be tied to operations at all (a run that could use CUDA).
   bool tieLaunches_ =
       (options_.features & part::kFeatureCudaApi) != 0 && options_.gpuUnavailableReason.empty();
-  // Per part (Part::serial) and thread, the operation key of each push/pop range by its
+  // Written as they close; kept (40 bytes each) only to tie launches to them.
+  OperationStream operations_{[this](const trace::OperationRecord& op) {
+                                w_.addOperation(op);
+                                count(trace::table::kOperations);
+                              },
+                              tieLaunches_};
+  // Per part (Part::serial) and thread, the operation id of each push/pop range by its
   // pushIndex: 8 bytes a range, where a map of the pushed ids cost 50.
-  std::unordered_map<std::uint64_t, std::vector<std::int64_t>> keysOfPushes_;
+  std::unordered_map<std::uint64_t, std::vector<std::int64_t>> idsOfPushes_;
   // Keyed by Part::serial.
   std::map<std::pair<std::uint64_t, std::uint32_t>, std::uint64_t> externalIds_;
   std::vector<Launch> launches_;

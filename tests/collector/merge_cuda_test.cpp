@@ -169,10 +169,10 @@ TEST(MergeProgress, LongMergesSayWhatTheyDo) {
     o.progress = [&](const std::string& line) { lines.push_back(line); };
     merge::mergeParts(tmp.path(), tmp / "t.sqlite", o);
     if (threshold == 0) {
-      ASSERT_EQ(lines.size(), 3u);
+      // Operations are written as they close: nothing of them is left for the end.
+      ASSERT_EQ(lines.size(), 2u);
       EXPECT_EQ(lines[0], "merging 1 part (0 MiB) into t.sqlite");
-      EXPECT_EQ(lines[1], "nesting and writing 2 operations");
-      EXPECT_EQ(lines[2], "finishing the trace");
+      EXPECT_EQ(lines[1], "finishing the trace");
     } else {
       EXPECT_TRUE(lines.empty()) << lines.front();
     }

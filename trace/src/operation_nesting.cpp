@@ -107,21 +107,13 @@ void sortByThreadAndStart(std::vector<OperationRecord>& ops) {
     gatherInOrder(ops, keys);
 }
 
-}  // namespace
-
-std::vector<OperationRecord> OperationNesting::build(std::vector<std::int64_t>* inputIds) {
-  std::vector<trace::OperationRecord> ops = std::move(ops_);
-  ops_.clear();
-  sortByThreadAndStart(ops);
-  if (inputIds) {
-    inputIds->clear();
-    inputIds->reserve(ops.size());
-    for (const auto& op : ops) inputIds->push_back(op.id);
-  }
+// Sets parentId and depth of ops sorted by thread and start, from their ids; with `renumber`
+// the ids first become 1..N in that order.
+void assignParents(std::vector<OperationRecord>& ops, bool renumber) {
   std::vector<std::size_t> stack;  // indexes into ops of the open ranges on this thread
   for (std::size_t i = 0; i < ops.size(); ++i) {
     auto& op = ops[i];
-    op.id = static_cast<std::int64_t>(i) + 1;
+    if (renumber) op.id = static_cast<std::int64_t>(i) + 1;
     if (i > 0 && ops[i - 1].globalTid != op.globalTid) stack.clear();
     while (!stack.empty()) {
       const auto& top = ops[stack.back()];
@@ -135,7 +127,26 @@ std::vector<OperationRecord> OperationNesting::build(std::vector<std::int64_t>* 
     op.depth = static_cast<int>(stack.size());
     stack.push_back(i);
   }
+}
+
+}  // namespace
+
+std::vector<OperationRecord> OperationNesting::build(std::vector<std::int64_t>* inputIds) {
+  std::vector<trace::OperationRecord> ops = std::move(ops_);
+  ops_.clear();
+  sortByThreadAndStart(ops);
+  if (inputIds) {
+    inputIds->clear();
+    inputIds->reserve(ops.size());
+    for (const auto& op : ops) inputIds->push_back(op.id);
+  }
+  assignParents(ops, true);
   return ops;
+}
+
+void OperationNesting::nestKeepingIds(std::vector<OperationRecord>& ops) {
+  sortByThreadAndStart(ops);
+  assignParents(ops, false);
 }
 
 }  // namespace rlscope::trace

@@ -21,6 +21,10 @@ class OperationNesting {
   // operation, the id it had when add()ed, so callers can map their own keys to the new ids.
   std::vector<OperationRecord> build(std::vector<std::int64_t>* inputIds = nullptr);
 
+  // The same rule for operations that already have their ids (unique, as the caller gave them):
+  // ops sorted by thread and start, parentId and depth set.
+  static void nestKeepingIds(std::vector<OperationRecord>& ops);
+
  private:
   std::vector<OperationRecord> ops_;
 };

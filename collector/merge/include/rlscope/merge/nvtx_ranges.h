@@ -28,6 +28,7 @@ struct OpenRange {
   std::uint32_t pushIndex = 0;   // push/pop only: the thread's how-many-th push (1-based)
   std::uint8_t payloadType = 0;  // nvtxPayloadType_t
   std::uint64_t payload = 0;
+  std::int64_t operationId = 0;  // the operation it will be (OperationStream::open); 0 for phases
 };
 
 class NvtxRanges {
