@@ -324,7 +324,11 @@ int runProf(const ProfOptions& options, std::vector<std::string> command, ProfOu
   std::unique_ptr<merge::LiveMerge> live;
   try {
     if (!o.mergeAfterExit)
-      live = std::make_unique<merge::LiveMerge>(config.partDir, output, mergeOptions);
+      // The merge looks at the parts as often as they are flushed: what is left when the
+      // command ends is then its last flush or two.
+      live = std::make_unique<merge::LiveMerge>(
+          config.partDir, output, mergeOptions,
+          merge::LiveMerge::Options{.interval = std::chrono::milliseconds(o.flushMs)});
   } catch (const std::exception& e) {
     fs::remove_all(config.partDir);
     std::cerr << "rlscope-prof: error: cannot write the trace: " << e.what() << '\n';

@@ -27,7 +27,7 @@ struct ProfOptions {
   bool noPython = false;
   bool pythonEventsOnly = false;  // calibration only: InjectionConfig::pythonEventsOnly
   std::string backendModules, simulatorModules, pythonConfig;
-  int flushMs = 100;
+  int flushMs = 25;
   double waitDescendantsSeconds = 5;
   bool keepParts = false;
   // Merge the parts only after the command ends, not while it runs (merge::LiveMerge).

@@ -185,7 +185,7 @@ void ProcessTable::write(const Process& p) {
   if (!p.end)
     warn("process " + std::to_string(p.pid) + " (" + pr.name +
          ") ended without finishing its trace (killed, crashed, or still running): what "
-         "it did in its last ~100 ms may be missing");
+         "it did after its last flush (--flush-ms) may be missing");
 }
 
 }  // namespace rlscope::merge

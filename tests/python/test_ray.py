@@ -54,7 +54,7 @@ def test_ray_actors_are_processes_of_the_trace(build, run_traced, tmp_path):
                 for _ in range(3):
                     ray.get([learner.work.remote(40) for learner in learners])
             # ray.shutdown() kills the workers (SIGKILL): what they did after their last flush
-            # (--flush-ms, 100 ms) is lost. Leave them time to flush it.
+            # (--flush-ms, 25 ms) is lost. Leave them time to flush it.
             time.sleep(0.5)
             ray.shutdown()
             """

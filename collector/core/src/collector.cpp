@@ -1,6 +1,6 @@
 // The collector's life in a process: started by the library constructor when rlscope-prof set
 // RLSCOPE_PART_DIR, a writer thread that drains every thread's buffer into the part file every
-// RLSCOPE_FLUSH_MS (default 100 ms), and a clean end at exit, _exit, SIGINT/SIGTERM/SIGHUP and in
+// RLSCOPE_FLUSH_MS (default 25 ms), and a clean end at exit, _exit, SIGINT/SIGTERM/SIGHUP and in
 // fork children (docs/architecture.md, "Collector").
 #include <dirent.h>
 #include <dlfcn.h>
@@ -96,7 +96,7 @@ std::string launcherVariables(std::uint32_t& count) {
 struct Config {
   std::string partDir;
   std::uint32_t features = part::kFeatureNvtx | part::kFeatureCudaApi | part::kFeatureGpuActivity;
-  int flushMs = 100;
+  int flushMs = 25;
 };
 
 // RLSCOPE_FEATURES lists what is on ("nvtx,cuda-api,gpu-activity"); unset means everything.

@@ -25,7 +25,7 @@ struct InjectionConfig {
   std::filesystem::path collectorLibrary;  // librlscope_collector.so: LD_PRELOAD, NVTX injection
   std::filesystem::path cudaLibrary;       // librlscope_cupti.so, or empty when not built
   std::uint32_t features = 0;              // part::FeatureBits
-  int flushMs = 100;
+  int flushMs = 25;
   // The rlscope Python package (build/python), put first on PYTHONPATH; empty when not built.
   std::filesystem::path pythonDirectory;
   // Modules whose native code is Backend / Simulator time, besides the package's defaults (or
