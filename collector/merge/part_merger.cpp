@@ -12,10 +12,10 @@
 
 #include "gpu_rows.h"
 #include "process_table.h"
-#include "rlscope/merge/operation_stream.h"
 #include "record_times.h"
 #include "rlscope/merge/category_spans.h"
 #include "rlscope/merge/nvtx_ranges.h"
+#include "rlscope/merge/operation_stream.h"
 #include "rlscope/merge/tick_converter.h"
 #include "rlscope/part/reader.h"
 #include "rlscope/trace/global_id.h"
