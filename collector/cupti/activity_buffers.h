@@ -43,7 +43,8 @@ class ActivityBuffers {
   // 8-byte alignment.
   static constexpr std::size_t kBufferBytes = std::size_t{8} << 20;
   static constexpr std::size_t kAlignment = 8;
-  // 32 × 8 MiB = 256 MiB of records waiting at most (the writer drains every flush, 25 ms by default).
+  // 32 × 8 MiB = 256 MiB of records waiting at most (the writer drains every flush, 25 ms by
+  // default).
   static constexpr std::size_t kMaxBuffers = 32;
 
   // rejectWhenFull: answer a request with no buffer once maxBuffers are outstanding, so CUPTI

@@ -1,6 +1,7 @@
 // Converts a part's clock ticks to CLOCK_MONOTONIC nanoseconds (part/format.h): piecewise linear
 // between the part's kClockSync pairs, extended past the first and last pair with the nearest
-// segment's rate. Pairs are a flush apart (25 ms by default), so the rate is re-measured as it drifts.
+// segment's rate. Pairs are a flush apart (25 ms by default), so the rate is re-measured as it
+// drifts.
 #pragma once
 
 #include <algorithm>
