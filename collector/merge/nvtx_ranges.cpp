@@ -2,9 +2,11 @@
 
 namespace rlscope::merge {
 
-void NvtxRanges::push(std::uint32_t tid, OpenRange o) {
-  o.pushIndex = ++pushes_[tid];
+std::uint32_t NvtxRanges::push(std::uint32_t tid, OpenRange o) {
+  std::uint32_t index = ++pushes_[tid];
+  o.pushIndex = index;
   stacks_[{tid, o.domain}].push_back(std::move(o));
+  return index;
 }
 
 void NvtxRanges::pop(std::uint32_t tid, std::uint64_t domain, std::int64_t time) {

@@ -14,6 +14,7 @@
 #include "process_table.h"
 #include "record_times.h"
 #include "rlscope/merge/category_spans.h"
+#include "rlscope/merge/launch_ties.h"
 #include "rlscope/merge/nvtx_ranges.h"
 #include "rlscope/merge/operation_stream.h"
 #include "rlscope/merge/tick_converter.h"
@@ -81,7 +82,10 @@ class Merger {
 
   void finish() {
     processes_.finish();
-    tieLaunches();
+    // Every operation is written by now (parts finish by closing what is still open).
+    launchTies_.finish([this](std::int64_t globalTid, std::int64_t t) {
+      return operations_.innermostAt(globalTid, t);
+    });
     for (const auto& [id, g] : gpus_) {
       w_.addGpuInfo(g);
       count(trace::table::kGpuInfo);
@@ -144,10 +148,6 @@ class Merger {
     std::size_t named = 0;               // blocks held whose pass 1 is done
     std::vector<std::size_t> flushEnds;  // among the blocks held, the end of each writer flush
   };
-
-  static std::uint64_t pushKey(std::uint64_t serial, std::uint32_t tid) {
-    return (serial << 32) | tid;
-  }
 
   // Opens a part that has its header: a part that continues the process of the pid's previous
   // one (an exec) shares its process row; any other starts a new process. The pid's previous part
@@ -469,7 +469,7 @@ class Merger {
         break;
       case RecordType::kExternalCorrelation:
         if (auto x = payloadOf<part::ExternalCorrelation>(p, r))
-          externalIds_[{p.serial, x->correlationId}] = x->externalId;
+          launchTies_.correlated(p.serial, x->correlationId, x->externalId);
         break;
       case RecordType::kGpuInfo:
         if (auto g = payloadOf<part::GpuInfo>(p, r)) addGpu(*g, r);
@@ -495,7 +495,9 @@ class Merger {
     p.image.touchThread(tid, o.start);
     seen(p, o.start);
     openOperation(p, o, true);
-    p.ranges->push(tid, std::move(o));
+    std::int64_t id = o.operationId;
+    std::uint32_t pushIndex = p.ranges->push(tid, std::move(o));
+    if (id && tieLaunches_) launchTies_.pushed(p.serial, tid, pushIndex, id);
   }
 
   // Phases are no operations; a domain whose name is not known yet counts as one until it closes.
@@ -571,13 +573,6 @@ class Merger {
     op.source = domain == kAnnotationDomain ? trace::OperationSource::kAnnotation
                                             : trace::OperationSource::kNvtx;
     if (unterminated) op.args = R"({"unterminated":true})";
-    // Push/pop ranges: the collector pushed operationIdOf(tid, pushIndex) as their external
-    // correlation, which ties the launches in them to this operation.
-    if (o.pushIndex && tieLaunches_) {
-      auto& ids = idsOfPushes_[pushKey(p.serial, o.tid)];
-      if (ids.size() <= o.pushIndex) ids.resize(o.pushIndex + 1, 0);
-      ids[o.pushIndex] = op.id;
-    }
     operations_.close({p.serial, o.tid}, std::move(op));
   }
 
@@ -640,7 +635,7 @@ class Merger {
     w_.addApiCall(driver ? trace::ApiKind::kDriver : trace::ApiKind::kRuntime, r);
     count(driver ? trace::table::kDriver : trace::table::kRuntime);
     if (a.correlationId)
-      launches_.push_back({p.serial, p.globalPid, r.globalTid, a.start, a.correlationId});
+      launchTies_.launched({p.serial, p.globalPid, r.globalTid, a.start, a.correlationId});
   }
 
   void addOverhead(Part& p, const part::Overhead& o) {
@@ -652,27 +647,6 @@ class Merger {
   void addGpu(const part::GpuInfo& g, const RecordView& r) {
     if (gpus_.count(g.deviceId)) return;  // every process of the run reports the same devices
     gpus_.emplace(g.deviceId, gpuInfoRow(g, r));
-  }
-
-  // Each CUDA launch is tied to the operation the collector pushed as its external correlation,
-  // or else to the innermost operation open on the launching thread when the call began. Every
-  // operation is written by now: parts finish by closing what is still open.
-  void tieLaunches() {
-    for (const auto& l : launches_) {
-      std::int64_t opId = 0;
-      auto ext = externalIds_.find({l.part, l.correlationId});
-      if (ext != externalIds_.end()) {
-        auto tid = static_cast<std::uint32_t>(ext->second >> 32);
-        auto pushIndex = static_cast<std::uint32_t>(ext->second);
-        auto pushes = idsOfPushes_.find(pushKey(l.part, tid));
-        if (pushes != idsOfPushes_.end() && pushIndex < pushes->second.size())
-          opId = pushes->second[pushIndex];
-      }
-      if (!opId) opId = operations_.innermostAt(l.globalTid, l.start);
-      if (!opId) continue;
-      w_.addExternalCorrelation({l.globalPid, l.correlationId, opId});
-      count(trace::table::kExternalCorrelation);
-    }
   }
 
   std::string gpuActivity() const {
@@ -687,12 +661,6 @@ class Merger {
 
   void warn(std::string line) { report_.warnings.push_back(std::move(line)); }
   void count(std::string_view table) { rowCounts_.add(table); }
-
-  struct Launch {
-    std::uint64_t part;  // Part::serial
-    std::int64_t globalPid, globalTid, start;
-    std::uint32_t correlationId;
-  };
 
   trace::TraceWriter& w_;
   const MergeOptions& options_;
@@ -718,12 +686,10 @@ class Merger {
                                 count(trace::table::kOperations);
                               },
                               tieLaunches_};
-  // Per part (Part::serial) and thread, the operation id of each push/pop range by its
-  // pushIndex: 8 bytes a range, where a map of the pushed ids cost 50.
-  std::unordered_map<std::uint64_t, std::vector<std::int64_t>> idsOfPushes_;
-  // Keyed by Part::serial.
-  std::map<std::pair<std::uint64_t, std::uint32_t>, std::uint64_t> externalIds_;
-  std::vector<Launch> launches_;
+  LaunchTies launchTies_{[this](const trace::ExternalCorrelationRecord& r) {
+    w_.addExternalCorrelation(r);
+    count(trace::table::kExternalCorrelation);
+  }};
   std::map<std::uint32_t, trace::GpuInfoRecord> gpus_;
   bool gpuRecorded_ = false;
   std::string gpuReason_;

@@ -40,8 +40,8 @@ class NvtxRanges {
 
   explicit NvtxRanges(Close close) : close_(std::move(close)) {}
 
-  // Numbers the push (OpenRange::pushIndex) as the collector did.
-  void push(std::uint32_t tid, OpenRange o);
+  // Numbers the push (OpenRange::pushIndex) as the collector did; returns that number.
+  std::uint32_t push(std::uint32_t tid, OpenRange o);
   void pop(std::uint32_t tid, std::uint64_t domain, std::int64_t time);
   void start(std::uint64_t rangeId, OpenRange o);
   void end(std::uint64_t rangeId, std::uint32_t tid, std::int64_t time);
