@@ -30,8 +30,11 @@ struct ProfOptions {
   int flushMs = 25;
   double waitDescendantsSeconds = 5;
   bool keepParts = false;
-  // Merge the parts only after the command ends, not while it runs (merge::LiveMerge).
+  // Merge the parts only after the command ends, not while it runs (merge::LiveMerge). By
+  // default that is chosen only where rlscope-prof may run on one CPU; mergeLive merges while the
+  // command runs even then.
   bool mergeAfterExit = false;
+  bool mergeLive = false;
   bool quiet = false;
   // --calibrate: measure the per-event overhead costs first (rlscope calibrate) and store them
   // in the trace, so that `rlscope analyze` removes the profiler's overhead.

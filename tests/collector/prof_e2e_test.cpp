@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "rlscope/trace/sqlite.h"
@@ -187,6 +188,32 @@ TEST(Prof, ExitStatusMissingAndNonExecutableCommands) {
     EXPECT_NE(bogus.err.find("unknown option --bogus"), std::string::npos) << bogus.err;
   }
   EXPECT_FALSE(std::filesystem::exists(tmp / "x.sqlite"));
+}
+
+// Where rlscope-prof may use one CPU (taskset), merging beside the command could only take the
+// command's time: the merge waits for its end and says so; --merge-live merges beside it anyway.
+TEST(Prof, OnOneCpuTheMergeWaitsForTheEndUnlessAskedToMergeLive) {
+  if (::access("/usr/bin/taskset", X_OK) != 0) GTEST_SKIP() << "no /usr/bin/taskset";
+  TempDir tmp;
+  const std::string prof = std::string(RLSCOPE_BIN_DIR) + "/rlscope-prof";
+  const std::string said = "one CPU to run on: the trace is merged after";
+  auto pinned = runCommand({"/usr/bin/taskset", "-c", "0", prof, "-o", (tmp / "a.sqlite").string(),
+                            "--", workload(), "exit", "0"});
+  EXPECT_EQ(pinned.exitCode, 0) << pinned.err;
+  EXPECT_NE(pinned.err.find(said), std::string::npos) << pinned.err;
+  EXPECT_TRUE(std::filesystem::exists(tmp / "a.sqlite"));
+  auto live = runCommand({"/usr/bin/taskset", "-c", "0", prof, "--merge-live", "-o",
+                          (tmp / "b.sqlite").string(), "--", workload(), "exit", "0"});
+  EXPECT_EQ(live.exitCode, 0) << live.err;
+  EXPECT_EQ(live.err.find(said), std::string::npos) << live.err;
+  EXPECT_TRUE(std::filesystem::exists(tmp / "b.sqlite"));
+  auto both = runCommand({prof, "--merge-live", "--merge-after-exit", "--", "true"});
+  EXPECT_EQ(both.exitCode, 2);
+  EXPECT_EQ(testing::lines(both.err).size(), 1u) << both.err;
+  if (std::thread::hardware_concurrency() > 1) {
+    auto free = profile(tmp, {workload(), "exit", "0"});
+    EXPECT_EQ(free.result.err.find(said), std::string::npos) << free.result.err;
+  }
 }
 
 TEST(Prof, ForkWithoutExecGetsItsOwnProcess) {
