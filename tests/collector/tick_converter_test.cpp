@@ -7,6 +7,8 @@
 
 #include <cstdint>
 #include <limits>
+#include <utility>
+#include <vector>
 
 namespace rlscope::merge {
 namespace {
@@ -67,6 +69,31 @@ TEST(TickConverter, AbsurdPairsStayInRangeInsteadOfOverflowing) {
   ASSERT_FALSE(one.calibrated());
   expectInRange(one);
   EXPECT_EQ(one.ns(0), kMax - TickConverter::kLimitNs);  // the offset saturated, not the sum
+}
+
+// A converter remembers the segment of its last conversion; conversions interleaved with added
+// pairs (the merge converts while the part grows) must equal those of a converter given every
+// pair first, in any order of ticks.
+TEST(TickConverter, RememberedSegmentsConvertAsAFreshConverterDoes) {
+  TickConverter growing(part::ClockKind::kTicks), whole(part::ClockKind::kTicks);
+  std::uint64_t seed = 7;
+  auto next = [&] { return seed = seed * 6364136223846793005ull + 1442695040888963407ull; };
+  std::vector<std::pair<std::uint64_t, std::int64_t>> pairs;
+  for (int i = 0; i < 50; ++i)
+    pairs.emplace_back(1000 + 3000 * i + next() % 100, 1'000'000 + 1000 * i + (next() >> 60));
+  for (auto [t, ns] : pairs) whole.add(t, ns);
+  for (std::size_t i = 0; i < pairs.size(); ++i) {
+    growing.add(pairs[i].first, pairs[i].second);
+    if (i < 2) continue;
+    // Ticks inside the pairs so far, mostly increasing, now and then back or beyond the last.
+    for (int k = 0; k < 20; ++k) {
+      std::uint64_t t = pairs[i - 2].first + next() % 6000;
+      if (k % 7 == 0) t = pairs[0].first + next() % (pairs[i].first - pairs[0].first);
+      if (t >= pairs[i].first) continue;  // beyond the last pair: extended, may change later
+      EXPECT_EQ(growing.ns(static_cast<std::int64_t>(t)), whole.ns(static_cast<std::int64_t>(t)))
+          << "tick " << t << " after pair " << i;
+    }
+  }
 }
 
 }  // namespace

@@ -27,6 +27,7 @@ class TickConverter {
     auto it = std::lower_bound(points_.begin(), points_.end(), p, byTicks);
     if (it != points_.end() && it->ticks == ticks) return;
     points_.insert(it, p);  // at the end, but for a damaged part's
+    segment_ = 0;
   }
 
   // False when ticks cannot be converted (fewer than two pairs with distinct tick counts): ns()
@@ -43,15 +44,26 @@ class TickConverter {
       const auto& p = points_[0];
       return offset(p.monotonicNs, t >= p.ticks ? double(t - p.ticks) : -double(p.ticks - t));
     }
+    // Ticks come in nearly increasing order: most fall in the segment of the one before.
+    if (segment_ && points_[segment_ - 1].ticks <= t && t < points_[segment_].ticks)
+      return offset(points_[segment_ - 1].monotonicNs,
+                    double(t - points_[segment_ - 1].ticks) * segmentRate_);
     // The segment [a, b] holding t, or the first/last one.
     auto it =
         std::upper_bound(points_.begin(), points_.end(), t,
                          [](std::uint64_t v, const part::ClockSync& p) { return v < p.ticks; });
     std::size_t i = static_cast<std::size_t>(it - points_.begin());
+    bool inside = i >= 1 && i < points_.size();
     i = std::clamp<std::size_t>(i, 1, points_.size() - 1);
     const auto& a = points_[i - 1];
     const auto& b = points_[i];
     double rate = (double(b.monotonicNs) - double(a.monotonicNs)) / double(b.ticks - a.ticks);
+    // A segment between two pairs converts the same whatever is added later; the first and
+    // last are extended and may not, so they are not remembered.
+    if (inside) {
+      segment_ = i;
+      segmentRate_ = rate;
+    }
     double dt = t >= a.ticks ? double(t - a.ticks) : -double(a.ticks - t);
     return offset(a.monotonicNs, dt * rate);
   }
@@ -73,6 +85,9 @@ class TickConverter {
 
   part::ClockKind kind_;
   std::vector<part::ClockSync> points_;
+  // The segment [segment_ - 1, segment_] of the last conversion inside one (0: none), its rate.
+  mutable std::size_t segment_ = 0;
+  mutable double segmentRate_ = 0;
 };
 
 }  // namespace rlscope::merge
