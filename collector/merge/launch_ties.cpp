@@ -16,8 +16,8 @@ std::uint64_t threadKey(std::uint64_t part, std::uint32_t tid) {
 void LaunchTies::pushed(std::uint64_t part, std::uint32_t tid, std::uint32_t pushIndex,
                         std::int64_t id) {
   auto& ids = idsOfPushes_[threadKey(part, tid)];
-  if (ids.size() <= pushIndex) ids.resize(pushIndex + 1, 0);
-  ids[pushIndex] = id;
+  if (ids.size() <= pushIndex) ids.resize(pushIndex + 1, kUnknown);
+  ids[pushIndex] = id > 0 ? id : kNone;
 }
 
 std::int64_t LaunchTies::operationOf(std::uint64_t part, std::uint64_t externalId) const {
@@ -25,12 +25,19 @@ std::int64_t LaunchTies::operationOf(std::uint64_t part, std::uint64_t externalI
   auto tid = static_cast<std::uint32_t>(externalId >> 32);
   auto pushIndex = static_cast<std::uint32_t>(externalId);
   auto pushes = idsOfPushes_.find(threadKey(part, tid));
-  if (pushes == idsOfPushes_.end() || pushIndex >= pushes->second.size()) return 0;
+  if (pushes == idsOfPushes_.end() || pushIndex >= pushes->second.size()) return kUnknown;
   return pushes->second[pushIndex];
 }
 
 void LaunchTies::write(const Launch& l, std::int64_t operationId) {
   write_({l.globalPid, l.correlationId, operationId});
+}
+
+bool LaunchTies::tie(const Launch& l, std::uint64_t externalId) {
+  std::int64_t op = operationOf(l.part, externalId);
+  if (op == kUnknown) return false;
+  if (op != kNone) write(l, op);
+  return true;
 }
 
 void LaunchTies::launched(const Launch& l) {
@@ -40,10 +47,7 @@ void LaunchTies::launched(const Launch& l) {
     launches_[key] = l;
     return;
   }
-  if (std::int64_t op = operationOf(l.part, ext->second))
-    write(l, op);
-  else
-    unresolved_.emplace_back(l, ext->second);
+  if (!tie(l, ext->second)) unresolved_.emplace_back(l, ext->second);
   externals_.erase(ext);
 }
 
@@ -55,19 +59,14 @@ void LaunchTies::correlated(std::uint64_t part, std::uint32_t correlationId,
     externals_[key] = externalId;
     return;
   }
-  if (std::int64_t op = operationOf(part, externalId))
-    write(launch->second, op);
-  else
-    unresolved_.emplace_back(launch->second, externalId);
+  if (!tie(launch->second, externalId)) unresolved_.emplace_back(launch->second, externalId);
   launches_.erase(launch);
 }
 
 void LaunchTies::finish(const InnermostAt& innermostAt) {
-  for (const auto& [l, externalId] : unresolved_) {
-    std::int64_t op = operationOf(l.part, externalId);
-    if (!op) op = innermostAt(l.globalTid, l.start);
-    if (op) write(l, op);
-  }
+  for (const auto& [l, externalId] : unresolved_)
+    if (!tie(l, externalId))
+      if (std::int64_t op = innermostAt(l.globalTid, l.start)) write(l, op);
   // In the order they were made, so that the rows do not depend on the table's layout.
   std::vector<Launch> left;
   left.reserve(launches_.size());

@@ -32,6 +32,11 @@ void OperationStream::close(ThreadKey key, trace::OperationRecord op) {
   closed(t, id);
 }
 
+std::int64_t OperationStream::innermostOpen(ThreadKey key) const {
+  auto it = threads_.find(key);
+  return it == threads_.end() || it->second.open.empty() ? 0 : it->second.open.back().id;
+}
+
 void OperationStream::cancel(ThreadKey key, std::int64_t id) {
   auto it = threads_.find(key);
   if (it != threads_.end()) closed(it->second, id);

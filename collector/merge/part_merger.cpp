@@ -496,8 +496,12 @@ class Merger {
     seen(p, o.start);
     openOperation(p, o, true);
     std::int64_t id = o.operationId;
+    // A launch made while this push is the innermost belongs to its operation; while a phase
+    // is, to the operation around the phase. A domain not named yet is left to the tie by time.
+    bool named = o.domain == 0 || p.domains.count(o.domain) != 0;  // 0: NVTX's default domain
+    if (!id) id = operations_.innermostOpen({p.serial, tid});
     std::uint32_t pushIndex = p.ranges->push(tid, std::move(o));
-    if (id && tieLaunches_) launchTies_.pushed(p.serial, tid, pushIndex, id);
+    if (tieLaunches_ && named) launchTies_.pushed(p.serial, tid, pushIndex, id);
   }
 
   // Phases are no operations; a domain whose name is not known yet counts as one until it closes.

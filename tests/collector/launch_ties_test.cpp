@@ -42,6 +42,17 @@ TEST(LaunchTies, TiedAsSoonAsBothRecordsAndThePushAreReadInEitherOrder) {
   EXPECT_EQ(ties.waiting(), 0u);
 }
 
+TEST(LaunchTies, ALaunchWhosePushBelongsToNoOperationIsDoneWith) {
+  Rows rows;
+  LaunchTies ties(rows.sink());
+  ties.pushed(1, 7, 1, 0);  // a phase outside every operation
+  ties.launched(launch(11));
+  ties.correlated(1, 11, part::operationIdOf(7, 1));
+  EXPECT_EQ(ties.waiting(), 0u);
+  ties.finish([](std::int64_t, std::int64_t) { return std::int64_t{999}; });
+  EXPECT_TRUE(rows.operationOf.empty());
+}
+
 TEST(LaunchTies, APushReadAfterItsLaunchIsFoundAtTheEnd) {
   Rows rows;
   LaunchTies ties(rows.sink());

@@ -150,6 +150,52 @@ TEST(MergeCuda, ExternalCorrelationWinsOverTheOperationOpenAtLaunch) {
   EXPECT_EQ(st.columnAsText(0), "21=outer 22=inner");
 }
 
+// A launch made inside a phase (rlscope.phase: no operation) whose external correlation names
+// the phase's push belongs to the operation around the phase; one whose push names no operation
+// at all belongs to none.
+TEST(MergeCuda, ALaunchInAPhaseBelongsToTheOperationAroundIt) {
+  testing::TempDir tmp;
+  const std::uint32_t pid = 6161, tid = 6162;
+  const std::uint64_t phases = 77;
+  PartBuilder b;
+  b.add(0, RecordType::kProcessInfo, part::ProcessInfo{1000, pid, 1, 7, 0}, {"/bin/t", "t"});
+  b.add(0, RecordType::kGpuActivityStatus, part::GpuActivityStatus{1000, 1, 0});
+  b.add(tid, RecordType::kThreadStart, part::ThreadStart{1000, tid, 0});
+  b.add(tid, RecordType::kDomainCreate, part::NvtxHandleName{0, phases}, {"rlscope.phase"});
+  part::NvtxEvent phase{};
+  phase.domain = phases;
+  phase.time = 1500;
+  b.add(tid, RecordType::kRangePush, phase, {"warmup"});  // push 1: a phase, outside operations
+  b.add(tid, RecordType::kRangePop, part::NvtxPop{1900, phases});
+  b.add(tid, RecordType::kRangePushA, part::Instant{2000}, {"train"});  // push 2
+  phase.time = 2100;
+  b.add(tid, RecordType::kRangePush, phase, {"training"});  // push 3: a phase inside "train"
+  b.add(tid, RecordType::kRangePop, part::NvtxPop{2500, phases});
+  b.add(tid, RecordType::kRangePop, part::NvtxPop{3000, 0});
+  b.add(0, RecordType::kApiCall, launch(1600, tid, 31), {"cudaLaunchKernel"});
+  b.add(0, RecordType::kExternalCorrelation,
+        part::ExternalCorrelation{(std::uint64_t{tid} << 32) | 1, 0, 31});
+  b.add(0, RecordType::kApiCall, launch(2200, tid, 32), {"cudaLaunchKernel"});
+  b.add(0, RecordType::kExternalCorrelation,
+        part::ExternalCorrelation{(std::uint64_t{tid} << 32) | 3, 0, 32});
+  b.add(0, RecordType::kProcessEnd, part::ProcessEnd{4000, 0, 0, {0, 0}});
+  b.write(tmp.path(), pid);
+
+  auto out = tmp / "t.sqlite";
+  merge::MergeOptions o;
+  o.features = 7;
+  merge::mergeParts(tmp.path(), out, o);
+  trace::Database db(out, trace::Database::Mode::kReadOnlyUntrusted);
+  auto st = db.prepare(
+      "SELECT group_concat(x.correlationId || '=' || s.value, ' ') FROM (SELECT * FROM "
+      "rlscope_external_correlation ORDER BY correlationId) x JOIN rlscope_operations o ON "
+      "o.id = x.externalId JOIN StringIds s ON s.id = o.nameId");
+  ASSERT_TRUE(st.step());
+  EXPECT_EQ(st.columnAsText(0), "32=train");
+  EXPECT_EQ(db.queryInt("SELECT COUNT(*) FROM rlscope_external_correlation"), 1);
+  EXPECT_EQ(db.queryInt("SELECT COUNT(*) FROM rlscope_phases"), 2);
+}
+
 // A long merge says what it does; a short one stays quiet (rlscope-prof prints these lines).
 TEST(MergeProgress, LongMergesSayWhatTheyDo) {
   testing::TempDir tmp;

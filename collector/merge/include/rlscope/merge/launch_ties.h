@@ -30,7 +30,8 @@ class LaunchTies {
 
   explicit LaunchTies(Write write) : write_(std::move(write)) {}
 
-  // The part's thread `tid` pushed its `pushIndex`-th range, which is operation `id`.
+  // The part's thread `tid` pushed its `pushIndex`-th range: launches made while it is the
+  // innermost push belong to operation `id` (0: to none).
   void pushed(std::uint64_t part, std::uint32_t tid, std::uint32_t pushIndex, std::int64_t id);
   // A launch's API call.
   void launched(const Launch& l);
@@ -55,13 +56,17 @@ class LaunchTies {
     }
   };
 
-  // The operation the collector's external id names, or 0 while its push is unknown.
+  // The operation the collector's external id names: kUnknown while its push has not been read,
+  // kNone for a push that belongs to no operation.
+  static constexpr std::int64_t kUnknown = 0, kNone = -1;
   std::int64_t operationOf(std::uint64_t part, std::uint64_t externalId) const;
+  // Writes the tie once the push is known; false while it is not.
+  bool tie(const Launch& l, std::uint64_t externalId);
   void write(const Launch& l, std::int64_t operationId);
 
   Write write_;
-  // Per part and thread ((serial << 32) | tid), the operation id of each push by its pushIndex:
-  // 8 bytes a range, where a map of the pushed ids cost 50.
+  // Per part and thread ((serial << 32) | tid), the operation of each push by its pushIndex
+  // (kUnknown, kNone or an id): 8 bytes a range, where a map of the pushed ids cost 50.
   std::unordered_map<std::uint64_t, std::vector<std::int64_t>> idsOfPushes_;
   std::unordered_map<Key, Launch, KeyHash> launches_;          // without their correlation yet
   std::unordered_map<Key, std::uint64_t, KeyHash> externals_;  // without their launch yet

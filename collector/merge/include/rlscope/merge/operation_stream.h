@@ -43,6 +43,9 @@ class OperationStream {
   // The range `id` closed without being an operation (its domain turned out to be a phase's).
   void cancel(ThreadKey thread, std::int64_t id);
 
+  // The innermost range open on the thread that will be an operation, or 0.
+  std::int64_t innermostOpen(ThreadKey thread) const;
+
   std::int64_t idsHandedOut() const { return nextId_; }
   std::uint64_t held() const { return held_; }
 
