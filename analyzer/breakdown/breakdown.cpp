@@ -516,30 +516,42 @@ class PhaseLookup {
 // `ops` sorted by start (parents first on ties).
 class ThreadOperations {
  public:
-  explicit ThreadOperations(const std::vector<trace::OperationRecord>& ops) : ops_(ops) {
+  explicit ThreadOperations(const std::vector<trace::OperationRecord>& ops)
+      : ops_(ops), parent_(ops.size(), -1) {
+    indexOfId_.reserve(ops.size());
     for (std::size_t i = 0; i < ops.size(); ++i) {
       indexOfId_[ops[i].id] = i;
       byThread_[ops[i].globalTid].push_back(i);
     }
+    // Parents as indexes, so that the walk below hashes nothing. A parent listed at or after
+    // its child cannot contain it: a stranger's trace may say so (even in a cycle), and the
+    // walk must end.
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      auto parent = ops[i].parentId ? indexOfId_.find(ops[i].parentId) : indexOfId_.end();
+      if (parent != indexOfId_.end() && parent->second < i)
+        parent_[i] = static_cast<std::ptrdiff_t>(parent->second);
+    }
   }
 
   // The index into ops of the innermost operation open on `tid` at `t`, or -1.
-  std::ptrdiff_t innermostAt(std::int64_t tid, TimeNs t) const {
-    auto thread = byThread_.find(tid);
-    if (thread == byThread_.end()) return -1;
-    const auto& list = thread->second;
-    auto it = std::upper_bound(list.begin(), list.end(), t,
-                               [&](TimeNs v, std::size_t i) { return v < ops_[i].start; });
-    if (it == list.begin()) return -1;
-    // The last one started; if it ended already, one of its ancestors may still be open.
-    std::size_t i = *(it - 1);
-    for (;;) {
-      const auto& op = ops_[i];
-      if (op.start <= t && t < op.end) return static_cast<std::ptrdiff_t>(i);
-      auto parent = op.parentId ? indexOfId_.find(op.parentId) : indexOfId_.end();
-      if (parent == indexOfId_.end()) return -1;
-      i = parent->second;
+  std::ptrdiff_t innermostAt(std::int64_t tid, TimeNs t) {
+    // Calls come thread by thread: the last thread's list is looked up once.
+    if (!list_ || tid != listTid_) {
+      auto thread = byThread_.find(tid);
+      listTid_ = tid;
+      list_ = thread == byThread_.end() ? &kNone : &thread->second;
     }
+    auto it = std::upper_bound(list_->begin(), list_->end(), t,
+                               [&](TimeNs v, std::size_t i) { return v < ops_[i].start; });
+    if (it == list_->begin()) return -1;
+    // The last one started; if it ended already, one of its ancestors may still be open.
+    auto i = static_cast<std::ptrdiff_t>(*(it - 1));
+    while (i >= 0) {
+      const auto& op = ops_[static_cast<std::size_t>(i)];
+      if (op.start <= t && t < op.end) return i;
+      i = parent_[static_cast<std::size_t>(i)];
+    }
+    return -1;
   }
 
   std::ptrdiff_t indexOfId(std::int64_t id) const {
@@ -548,9 +560,13 @@ class ThreadOperations {
   }
 
  private:
+  static inline const std::vector<std::size_t> kNone{};
   const std::vector<trace::OperationRecord>& ops_;
+  std::vector<std::ptrdiff_t> parent_;  // index of each op's parent, -1 for none
   std::unordered_map<std::int64_t, std::size_t> indexOfId_;
   std::unordered_map<std::int64_t, std::vector<std::size_t>> byThread_;
+  std::int64_t listTid_ = 0;
+  const std::vector<std::size_t>* list_ = nullptr;
 };
 
 std::vector<std::string> namesOf(const std::vector<std::uint32_t>& set) {

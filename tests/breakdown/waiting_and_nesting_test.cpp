@@ -88,6 +88,28 @@ std::filesystem::path writeKinetoShaped(const testing::TempDir& dir, bool withSt
   return path;
 }
 
+// A stranger's trace may give operations parents in a cycle: finding the operation that made a
+// call (the innermost open one, up the parents) must still end, and count the call where the
+// containment says. (The walk went round the cycle for ever.)
+TEST(HostileTraces, OperationsWhoseParentsFormACycleStillEnd) {
+  testing::TempDir dir;
+  auto path = dir / "cycle.sqlite";
+  {
+    trace::TraceWriter w(path);
+    addProcess(w, kProc);
+    addCpu(w, 0, 300, Category::kPython, kThread);
+    addOperation(w, 1, 0, 100, "a", kThread, 2, 1);  // a's parent is b, b's is a
+    addOperation(w, 2, 50, 80, "b", kThread, 1, 1);
+    testing::addApiCall(w, 200, 210, kThread, 7);  // after both: made by neither
+    testing::addApiCall(w, 60, 62, kThread, 8);    // inside b
+    w.commit();
+  }
+  trace::TraceReader reader(path);
+  Breakdown b = analyzeTrace(reader);
+  EXPECT_EQ(find(b, "b").transitions.toCudaApi, 1);
+  EXPECT_EQ(find(b, "a").transitions.toCudaApi, 0);
+}
+
 TEST(ImportedTraces, NestedRowsCountTheInnermostAndPythonIsInferredWithoutStacks) {
   testing::TempDir dir;
   for (bool withStack : {false, true}) {
