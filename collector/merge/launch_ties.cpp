@@ -5,17 +5,9 @@
 
 namespace rlscope::merge {
 
-namespace {
-
-std::uint64_t threadKey(std::uint64_t part, std::uint32_t tid) {
-  return (part << 32) | tid;
-}
-
-}  // namespace
-
 void LaunchTies::pushed(std::uint64_t part, std::uint32_t tid, std::uint32_t pushIndex,
                         std::int64_t id) {
-  auto& ids = idsOfPushes_[threadKey(part, tid)];
+  auto& ids = idsOfPushes_[partKey(part, tid)];
   if (ids.size() <= pushIndex) ids.resize(pushIndex + 1, kUnknown);
   ids[pushIndex] = id > 0 ? id : kNone;
 }
@@ -24,7 +16,7 @@ std::int64_t LaunchTies::operationOf(std::uint64_t part, std::uint64_t externalI
   // part::operationIdOf: the thread in the high half, the push in the low.
   auto tid = static_cast<std::uint32_t>(externalId >> 32);
   auto pushIndex = static_cast<std::uint32_t>(externalId);
-  auto pushes = idsOfPushes_.find(threadKey(part, tid));
+  auto pushes = idsOfPushes_.find(partKey(part, tid));
   if (pushes == idsOfPushes_.end() || pushIndex >= pushes->second.size()) return kUnknown;
   return pushes->second[pushIndex];
 }
@@ -41,7 +33,7 @@ bool LaunchTies::tie(const Launch& l, std::uint64_t externalId) {
 }
 
 void LaunchTies::launched(const Launch& l) {
-  Key key{l.part, l.correlationId};
+  std::uint64_t key = partKey(l.part, l.correlationId);
   auto ext = externals_.find(key);
   if (ext == externals_.end()) {
     launches_[key] = l;
@@ -53,7 +45,7 @@ void LaunchTies::launched(const Launch& l) {
 
 void LaunchTies::correlated(std::uint64_t part, std::uint32_t correlationId,
                             std::uint64_t externalId) {
-  Key key{part, correlationId};
+  std::uint64_t key = partKey(part, correlationId);
   auto launch = launches_.find(key);
   if (launch == launches_.end()) {
     externals_[key] = externalId;

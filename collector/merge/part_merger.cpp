@@ -499,15 +499,16 @@ class Merger {
     // A launch made while this push is the innermost belongs to its operation; while a phase
     // is, to the operation around the phase. A domain not named yet is left to the tie by time.
     bool named = o.domain == 0 || p.domains.count(o.domain) != 0;  // 0: NVTX's default domain
-    if (!id) id = operations_.innermostOpen({p.serial, tid});
     std::uint32_t pushIndex = p.ranges->push(tid, std::move(o));
-    if (tieLaunches_ && named) launchTies_.pushed(p.serial, tid, pushIndex, id);
+    if (tieLaunches_ && named)
+      launchTies_.pushed(p.serial, tid, pushIndex,
+                         id ? id : operations_.innermostOpen(partKey(p.serial, tid)));
   }
 
   // Phases are no operations; a domain whose name is not known yet counts as one until it closes.
   void openOperation(const Part& p, OpenRange& o, bool pushPop) {
     if (domainName(p, o.domain) != kPhaseDomain)
-      o.operationId = operations_.open({p.serial, o.tid}, {o.domain, pushPop});
+      o.operationId = operations_.open(partKey(p.serial, o.tid), {o.domain, pushPop});
   }
 
   // A span of what a thread ran (CategorySpans), as an rlscope_cpu_intervals row.
@@ -565,7 +566,7 @@ class Merger {
     if (domain == kPhaseDomain) {
       w_.addPhase({o.start, end, p.globalPid, w_.intern(o.text)});
       count(trace::table::kPhases);
-      if (o.operationId) operations_.cancel({p.serial, o.tid}, o.operationId);
+      if (o.operationId) operations_.cancel(partKey(p.serial, o.tid), o.operationId);
       return;
     }
     trace::OperationRecord op;
@@ -577,7 +578,7 @@ class Merger {
     op.source = domain == kAnnotationDomain ? trace::OperationSource::kAnnotation
                                             : trace::OperationSource::kNvtx;
     if (unterminated) op.args = R"({"unterminated":true})";
-    operations_.close({p.serial, o.tid}, std::move(op));
+    operations_.close(partKey(p.serial, o.tid), std::move(op));
   }
 
   void finishPart(Part& p, const std::string& cutShort) {

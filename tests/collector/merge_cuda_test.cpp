@@ -38,6 +38,20 @@ part::Kernel kernel(std::int64_t start, std::uint32_t correlation) {
   return k;
 }
 
+// Merges the parts in `tmp` into `out` (CUDA API and GPU activity on); each launch tied to an
+// operation, as "correlationId=operation" in correlation order.
+std::string mergedTies(const testing::TempDir& tmp, const std::filesystem::path& out) {
+  merge::MergeOptions o;
+  o.features = 7;
+  merge::mergeParts(tmp.path(), out, o);
+  trace::Database db(out, trace::Database::Mode::kReadOnlyUntrusted);
+  auto st = db.prepare(
+      "SELECT group_concat(x.correlationId || '=' || s.value, ' ') FROM (SELECT * FROM "
+      "rlscope_external_correlation ORDER BY correlationId) x JOIN rlscope_operations o ON "
+      "o.id = x.externalId JOIN StringIds s ON s.id = o.nameId");
+  return st.step() ? st.columnAsText(0) : "<no row>";
+}
+
 TEST(MergeCuda, KernelsApiCallsAndOperationAttribution) {
   testing::TempDir tmp;
   const std::uint32_t pid = 4242, tid = 4242;
@@ -138,16 +152,7 @@ TEST(MergeCuda, ExternalCorrelationWinsOverTheOperationOpenAtLaunch) {
   b.write(tmp.path(), pid);
 
   auto out = tmp / "t.sqlite";
-  merge::MergeOptions o;
-  o.features = 7;
-  merge::mergeParts(tmp.path(), out, o);
-  trace::Database db(out, trace::Database::Mode::kReadOnlyUntrusted);
-  auto st = db.prepare(
-      "SELECT group_concat(x.correlationId || '=' || s.value, ' ') FROM (SELECT * FROM "
-      "rlscope_external_correlation ORDER BY correlationId) x JOIN rlscope_operations o ON "
-      "o.id = x.externalId JOIN StringIds s ON s.id = o.nameId");
-  ASSERT_TRUE(st.step());
-  EXPECT_EQ(st.columnAsText(0), "21=outer 22=inner");
+  EXPECT_EQ(mergedTies(tmp, out), "21=outer 22=inner");
 }
 
 // A launch made inside a phase (rlscope.phase: no operation) whose external correlation names
@@ -182,16 +187,8 @@ TEST(MergeCuda, ALaunchInAPhaseBelongsToTheOperationAroundIt) {
   b.write(tmp.path(), pid);
 
   auto out = tmp / "t.sqlite";
-  merge::MergeOptions o;
-  o.features = 7;
-  merge::mergeParts(tmp.path(), out, o);
+  EXPECT_EQ(mergedTies(tmp, out), "32=train");
   trace::Database db(out, trace::Database::Mode::kReadOnlyUntrusted);
-  auto st = db.prepare(
-      "SELECT group_concat(x.correlationId || '=' || s.value, ' ') FROM (SELECT * FROM "
-      "rlscope_external_correlation ORDER BY correlationId) x JOIN rlscope_operations o ON "
-      "o.id = x.externalId JOIN StringIds s ON s.id = o.nameId");
-  ASSERT_TRUE(st.step());
-  EXPECT_EQ(st.columnAsText(0), "32=train");
   EXPECT_EQ(db.queryInt("SELECT COUNT(*) FROM rlscope_external_correlation"), 1);
   EXPECT_EQ(db.queryInt("SELECT COUNT(*) FROM rlscope_phases"), 2);
 }

@@ -41,7 +41,7 @@ struct Written {
 TEST(OperationStream, OneDomainsRangesAreWrittenAsTheyCloseWithTheirFinalNesting) {
   Written w;
   OperationStream s(w.sink(), false);
-  const OperationStream::ThreadKey t{1, 7};
+  const OperationStream::ThreadKey t = merge::partKey(1, 7);
   std::int64_t outer = s.open(t, kOurs);
   std::int64_t a = s.open(t, kOurs);
   s.close(t, closing(a, 20, 30));
@@ -68,7 +68,7 @@ TEST(OperationStream, OneDomainsRangesAreWrittenAsTheyCloseWithTheirFinalNesting
 TEST(OperationStream, MixedRangesAreHeldUntilTheThreadsRangesCloseThenNestedByContainment) {
   Written w;
   OperationStream s(w.sink(), false);
-  const OperationStream::ThreadKey t{1, 7};
+  const OperationStream::ThreadKey t = merge::partKey(1, 7);
   // Ours [10, 50] and theirs [20, 80] overlap without nesting: theirs is no child of ours.
   std::int64_t ours = s.open(t, kOurs);
   std::int64_t theirs = s.open(t, kTheirs);
@@ -95,7 +95,7 @@ TEST(OperationStream, MixedRangesAreHeldUntilTheThreadsRangesCloseThenNestedByCo
 TEST(OperationStream, APhaseClosedWithoutAnOperationLeavesTheNestingAlone) {
   Written w;
   OperationStream s(w.sink(), false);
-  const OperationStream::ThreadKey t{1, 7};
+  const OperationStream::ThreadKey t = merge::partKey(1, 7);
   std::int64_t outer = s.open(t, kOurs);
   std::int64_t phase = s.open(t, kTheirs);  // its domain's name came later: a phase
   s.cancel(t, phase);
@@ -128,7 +128,7 @@ TEST(OperationStream, NestsAsOperationNestingDoesOnRandomRuns) {
     auto close = [&](std::uint32_t tid, Opened o, std::int64_t end) {
       auto op = closing(o.id, o.start, end, tid);
       reference.add(op);
-      s.close({1, tid}, op);
+      s.close(merge::partKey(1, tid), op);
     };
     bool mixDomains = seed % 3 != 0, useStartEnd = seed % 4 == 0;
     for (int step = 0; step < 200; ++step) {
@@ -138,13 +138,13 @@ TEST(OperationStream, NestsAsOperationNestingDoesOnRandomRuns) {
       auto& stack = stacks[{tid, domain}];
       unsigned roll = rng() % 10;
       if (roll < 5) {
-        stack.push_back({s.open({1, tid}, {domain, true}), now});
+        stack.push_back({s.open(merge::partKey(1, tid), {domain, true}), now});
       } else if (roll < 9) {
         if (stack.empty()) continue;
         close(tid, stack.back(), now);
         stack.pop_back();
       } else if (useStartEnd) {
-        startEnd.push_back({tid, {s.open({1, tid}, kStartEnd), now}});
+        startEnd.push_back({tid, {s.open(merge::partKey(1, tid), kStartEnd), now}});
       }
     }
     const std::int64_t end = now + 10;

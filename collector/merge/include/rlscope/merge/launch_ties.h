@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "rlscope/merge/part_key.h"
 #include "rlscope/trace/records.h"
 
 namespace rlscope::merge {
@@ -45,17 +46,6 @@ class LaunchTies {
   std::size_t waiting() const { return launches_.size() + externals_.size(); }
 
  private:
-  struct Key {
-    std::uint64_t part;
-    std::uint32_t correlationId;
-    bool operator==(const Key&) const = default;
-  };
-  struct KeyHash {
-    std::size_t operator()(const Key& k) const {
-      return std::hash<std::uint64_t>{}(k.part * 0x9E3779B97F4A7C15ULL ^ k.correlationId);
-    }
-  };
-
   // The operation the collector's external id names: kUnknown while its push has not been read,
   // kNone for a push that belongs to no operation.
   static constexpr std::int64_t kUnknown = 0, kNone = -1;
@@ -65,12 +55,13 @@ class LaunchTies {
   void write(const Launch& l, std::int64_t operationId);
 
   Write write_;
-  // Per part and thread ((serial << 32) | tid), the operation of each push by its pushIndex
+  // Per part and thread (partKey), the operation of each push by its pushIndex
   // (kUnknown, kNone or an id): 8 bytes a range, where a map of the pushed ids cost 50.
   std::unordered_map<std::uint64_t, std::vector<std::int64_t>> idsOfPushes_;
-  std::unordered_map<Key, Launch, KeyHash> launches_;          // without their correlation yet
-  std::unordered_map<Key, std::uint64_t, KeyHash> externals_;  // without their launch yet
-  std::vector<std::pair<Launch, std::uint64_t>> unresolved_;   // both read, push not (yet)
+  // Keyed by partKey(part, correlationId).
+  std::unordered_map<std::uint64_t, Launch> launches_;          // without their correlation yet
+  std::unordered_map<std::uint64_t, std::uint64_t> externals_;  // without their launch yet
+  std::vector<std::pair<Launch, std::uint64_t>> unresolved_;    // both read, push not (yet)
 };
 
 }  // namespace rlscope::merge

@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "rlscope/merge/part_key.h"
 #include "rlscope/trace/records.h"
 
 namespace rlscope::merge {
@@ -22,8 +23,8 @@ namespace rlscope::merge {
 class OperationStream {
  public:
   using Write = std::function<void(const trace::OperationRecord&)>;
-  // A thread of one part: (Part::serial, tid).
-  using ThreadKey = std::pair<std::uint64_t, std::uint32_t>;
+  // A thread of one part: partKey(Part::serial, tid).
+  using ThreadKey = std::uint64_t;
   // What kind of range opened: push/pop ranges of one domain nest among themselves.
   struct Kind {
     std::uint64_t domain = 0;
@@ -46,7 +47,6 @@ class OperationStream {
   // The innermost range open on the thread that will be an operation, or 0.
   std::int64_t innermostOpen(ThreadKey thread) const;
 
-  std::int64_t idsHandedOut() const { return nextId_; }
   std::uint64_t held() const { return held_; }
 
   // After every range closed: the innermost operation open on globalTid at t, or 0. Needs
@@ -66,12 +66,6 @@ class OperationStream {
   struct Kept {
     std::int64_t globalTid, start, end, id, parentId;
   };
-  struct KeyHash {
-    std::size_t operator()(const ThreadKey& k) const {
-      return std::hash<std::uint64_t>{}(k.first * 0x9E3779B97F4A7C15ULL ^ k.second);
-    }
-  };
-
   // Removes `id` from the thread's open ranges; once none is open, its held operations are
   // nested and written.
   void closed(Thread& t, std::int64_t id);
@@ -81,7 +75,7 @@ class OperationStream {
   bool keep_;
   std::int64_t nextId_ = 0;
   std::uint64_t held_ = 0;  // operations held now, over all threads
-  std::unordered_map<ThreadKey, Thread, KeyHash> threads_;
+  std::unordered_map<ThreadKey, Thread> threads_;
   std::vector<Kept> kept_;
   bool keptSorted_ = false;
   std::unordered_map<std::int64_t, std::size_t> keptIndex_;  // id -> index into kept_
