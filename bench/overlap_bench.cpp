@@ -74,7 +74,8 @@ Synthetic shuffled(Synthetic s) {
   return s;
 }
 
-void runOverlap(benchmark::State& state, const Synthetic& s) {
+void runOverlap(benchmark::State& state, const Synthetic& s,
+                rlscope::analysis::OverlapOptions options = {}) {
   std::size_t events = s.categories.size() + s.operations.size();
   double peakKiB = 0;
   for (auto _ : state) {
@@ -83,7 +84,7 @@ void runOverlap(benchmark::State& state, const Synthetic& s) {
     rlscope::bench::resetPeakRss();
     const double rssBefore = rlscope::bench::procStatusKiB("VmRSS");
     state.ResumeTiming();
-    auto r = rlscope::analysis::computeOverlap(s.categories, s.operations);
+    auto r = rlscope::analysis::computeOverlap(s.categories, s.operations, options);
     benchmark::DoNotOptimize(r.cells.data());
     state.PauseTiming();
     peakKiB = std::max(peakKiB, rlscope::bench::procStatusKiB("VmHWM") - rssBefore);
@@ -98,6 +99,13 @@ void BM_Overlap(benchmark::State& state) {
   runOverlap(state, makeTrace(static_cast<std::size_t>(state.range(0))));
 }
 BENCHMARK(BM_Overlap)->Arg(100'000)->Arg(10'000'000)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// The same in one sweep, the engine's single-thread speed (the default sweeps slices of time at
+// once above a million intervals, one per hardware thread).
+void BM_OverlapOneThread(benchmark::State& state) {
+  runOverlap(state, makeTrace(static_cast<std::size_t>(state.range(0))), {.parts = 1});
+}
+BENCHMARK(BM_OverlapOneThread)->Arg(10'000'000)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 void BM_OverlapPerCategory(benchmark::State& state) {
   runOverlap(state, perCategory(makeTrace(static_cast<std::size_t>(state.range(0)))));

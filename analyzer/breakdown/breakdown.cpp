@@ -5,6 +5,7 @@
 #include <cmath>
 #include <exception>
 #include <filesystem>
+#include <future>
 #include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -18,6 +19,7 @@
 #include <utility>
 
 #include "rlscope/overlap/overlap.h"
+#include "rlscope/trace/galloping_search.h"
 #include "rlscope/trace/global_id.h"
 #include "rlscope/trace/records.h"
 #include "rlscope/trace/scan.h"
@@ -385,12 +387,16 @@ CudaReadState readCudaAndOperations(trace::TraceReader& reader, View view, Group
              e->gpu.push_back({start, end, correlation});
          });
   }
-  // Operations and phases are few; the for-each API fills their whole records.
+  // Operations can be as many as launches (one around each): their columns but `source` and
+  // `args`, which the analysis does not use. Phases are few; the for-each API fills their records.
+  scan(reader.db(), trace::table::kOperations, trace::TraceReader::kOperationTimingColumns,
+       [&](trace::Statement& st) {
+         trace::OperationRecord r;
+         trace::TraceReader::readOperationTiming(st, r);
+         if (r.end >= r.start) b.group(b.keyOf(r.globalTid)).operations.push_back(std::move(r));
+       });
   trace::EventFilter all;
   all.storageOrder = true;
-  reader.forEachOperation(all, [&](const trace::OperationRecord& r) {
-    if (r.end >= r.start) b.group(b.keyOf(r.globalTid)).operations.push_back(r);
-  });
   reader.forEachPhase(all, [&](const trace::PhaseRecord& r) {
     if (r.end >= r.start) out.phases.push_back(r);
   });
@@ -496,15 +502,19 @@ class PhaseLookup {
     for (const auto& p : phases_) names_.emplace_back(reader.string(p.nameId));
   }
 
-  const std::string& at(TimeNs t) const {
-    static const std::string kNone;
+  // The phase open at `t` (the one started last), as an index for name(); -1 for none.
+  std::ptrdiff_t at(TimeNs t) const {
     auto it = std::upper_bound(phases_.begin(), phases_.end(), t,
                                [](TimeNs v, const auto& p) { return v < p.start; });
     while (it != phases_.begin()) {
       --it;
-      if (t < it->end || it->start == it->end) return names_[it - phases_.begin()];
+      if (t < it->end || it->start == it->end) return it - phases_.begin();
     }
-    return kNone;
+    return -1;
+  }
+  const std::string& name(std::ptrdiff_t phase) const {
+    static const std::string kNone;
+    return phase < 0 ? kNone : names_[static_cast<std::size_t>(phase)];
   }
 
  private:
@@ -521,7 +531,7 @@ class ThreadOperations {
     indexOfId_.reserve(ops.size());
     for (std::size_t i = 0; i < ops.size(); ++i) {
       indexOfId_[ops[i].id] = i;
-      byThread_[ops[i].globalTid].push_back(i);
+      byThread_[ops[i].globalTid].ops.push_back(i);
     }
     // Parents as indexes, so that the walk below hashes nothing. A parent listed at or after
     // its child cannot contain it: a stranger's trace may say so (even in a cycle), and the
@@ -535,17 +545,16 @@ class ThreadOperations {
 
   // The index into ops of the innermost operation open on `tid` at `t`, or -1.
   std::ptrdiff_t innermostAt(std::int64_t tid, TimeNs t) {
-    // Calls come thread by thread: the last thread's list is looked up once.
-    if (!list_ || tid != listTid_) {
+    // Calls come thread by thread: the last thread is looked up once.
+    if (!thread_ || tid != threadTid_) {
       auto thread = byThread_.find(tid);
-      listTid_ = tid;
-      list_ = thread == byThread_.end() ? &kNone : &thread->second;
+      threadTid_ = tid;
+      thread_ = thread == byThread_.end() ? &none_ : &thread->second;
     }
-    auto it = std::upper_bound(list_->begin(), list_->end(), t,
-                               [&](TimeNs v, std::size_t i) { return v < ops_[i].start; });
-    if (it == list_->begin()) return -1;
+    std::size_t started = startedBy(*thread_, t);
+    if (started == 0) return -1;
     // The last one started; if it ended already, one of its ancestors may still be open.
-    auto i = static_cast<std::ptrdiff_t>(*(it - 1));
+    auto i = static_cast<std::ptrdiff_t>(thread_->ops[started - 1]);
     while (i >= 0) {
       const auto& op = ops_[static_cast<std::size_t>(i)];
       if (op.start <= t && t < op.end) return i;
@@ -560,13 +569,28 @@ class ThreadOperations {
   }
 
  private:
-  static inline const std::vector<std::size_t> kNone{};
+  // A thread's operations in start order, and where its last lookup ended.
+  struct Thread {
+    std::vector<std::size_t> ops;
+    std::size_t hint = 0;
+  };
+
+  // How many of the thread's operations started at or before `t`, from where its last lookup
+  // ended: a thread's calls come in time order.
+  std::size_t startedBy(Thread& thread, TimeNs t) const {
+    const auto& list = thread.ops;
+    thread.hint = trace::gallopingPartitionPoint(
+        list.size(), thread.hint, [&](std::size_t k) { return ops_[list[k]].start <= t; });
+    return thread.hint;
+  }
+
   const std::vector<trace::OperationRecord>& ops_;
   std::vector<std::ptrdiff_t> parent_;  // index of each op's parent, -1 for none
   std::unordered_map<std::int64_t, std::size_t> indexOfId_;
-  std::unordered_map<std::int64_t, std::vector<std::size_t>> byThread_;
-  std::int64_t listTid_ = 0;
-  const std::vector<std::size_t>* list_ = nullptr;
+  std::unordered_map<std::int64_t, Thread> byThread_;
+  Thread none_;                 // of a thread without operations
+  std::int64_t threadTid_ = 0;  // the thread of the last lookup
+  Thread* thread_ = nullptr;
 };
 
 std::vector<std::string> namesOf(const std::vector<std::uint32_t>& set) {
@@ -588,31 +612,39 @@ struct OverheadCosts {
 
 // Each thread's operation boundaries (starts and ends), sorted: a Python span that runs across
 // them (entering an operation is no transition) is shared out between the operations it meets.
-using ThreadBoundaries = std::unordered_map<std::int64_t, std::vector<TimeNs>>;
+// `hint`: where the thread's last lookup ended (its spans come in time order).
+struct Boundaries {
+  std::vector<TimeNs> times;
+  std::size_t hint = 0;
+};
+using ThreadBoundaries = std::unordered_map<std::int64_t, Boundaries>;
 ThreadBoundaries operationBoundaries(const std::vector<trace::OperationRecord>& ops) {
   ThreadBoundaries boundaries;
   for (const auto& op : ops) {
-    auto& b = boundaries[op.globalTid];
+    auto& b = boundaries[op.globalTid].times;
     b.push_back(op.start);
     b.push_back(op.end);
   }
-  for (auto& [tid, b] : boundaries) std::sort(b.begin(), b.end());
+  for (auto& [tid, b] : boundaries) std::sort(b.times.begin(), b.times.end());
   return boundaries;
 }
 
 // Calls share(from, fraction) for each part of `s` between its thread's operation boundaries, in
 // order: where the part starts and its share of the span's length (the shares add up to 1).
 template <class Share>
-void splitAtBoundaries(const PythonEventSpan& s, const ThreadBoundaries& boundaries,
-                       Share&& share) {
+void splitAtBoundaries(const PythonEventSpan& s, ThreadBoundaries& boundaries, Share&& share) {
   TimeNs from = s.start;
   double rest = 1;
   auto it = boundaries.find(s.globalTid);
   if (it != boundaries.end() && s.end > s.start) {
-    const auto& b = it->second;
+    // Not a structured binding: Clang before 16 cannot capture one in the lambda.
+    Boundaries& thread = it->second;
+    const std::vector<TimeNs>& b = thread.times;
+    thread.hint = trace::gallopingPartitionPoint(b.size(), thread.hint,
+                                                 [&](std::size_t k) { return b[k] <= s.start; });
     auto length = static_cast<double>(s.end - s.start);
-    for (auto cut = std::upper_bound(b.begin(), b.end(), s.start); cut != b.end() && *cut < s.end;
-         ++cut) {
+    for (auto cut = b.begin() + static_cast<std::ptrdiff_t>(thread.hint);
+         cut != b.end() && *cut < s.end; ++cut) {
       if (*cut == from) continue;
       double part = static_cast<double>(*cut - from) / length;
       share(from, part);
@@ -629,8 +661,7 @@ void splitAtBoundaries(const PythonEventSpan& s, const ThreadBoundaries& boundar
 // cost is shared by its parts between the thread's operation boundaries, in proportion to their
 // length, each part's from its start. Where pieces meet (transitions closer than their cost),
 // they are laid end to end: the profiler spent all of that time, and a union would remove it once.
-void addPythonOverhead(ProcessEvents& e, const OverheadCosts& costs,
-                       const ThreadBoundaries& boundaries) {
+void addPythonOverhead(ProcessEvents& e, const OverheadCosts& costs, ThreadBoundaries& boundaries) {
   struct Piece {
     std::int64_t globalTid;
     TimeNs start;
@@ -679,7 +710,7 @@ void addPythonOverhead(ProcessEvents& e, const OverheadCosts& costs,
 // under it. Annotation: the operation's first δ. Python: addPythonOverhead. CUDA API
 // interception: δ after the call. CUPTI: the call's first δ(API name).
 void addOverheadIntervals(ProcessEvents& e, const OverheadCosts& costs,
-                          const ThreadBoundaries& boundaries, trace::TraceReader& reader) {
+                          ThreadBoundaries& boundaries, trace::TraceReader& reader) {
   auto add = [&](TimeNs start, double length, OverheadSource source) {
     auto ns = static_cast<TimeNs>(length + 0.5);
     if (ns > 0)
@@ -819,6 +850,27 @@ struct AnalysisContext {
   const TimeWindow* window;    // null: the whole run
 };
 
+// Below this many intervals the sweep runs in the calling thread: a thread costs more than it
+// saves.
+constexpr std::size_t kSweepBesideAbove = 100'000;
+
+// The overlap sweep of a group, started beside the calling thread, which attributes launches and
+// transitions to operations meanwhile: the two read the same inputs and write nothing the other
+// reads, and after reading the trace they are most of the analysis, on one core otherwise. The
+// inputs must outlive the future's get() (a std::async future waits for its thread when destroyed).
+std::future<OverlapResult> sweepBeside(const std::vector<CategoryInterval>& categories,
+                                       const std::vector<OperationSpan>& operations) {
+  auto sweep = [&categories, &operations] { return computeOverlap(categories, operations); };
+  if (categories.size() > kSweepBesideAbove) {
+    try {
+      return std::async(std::launch::async, sweep);
+    } catch (const std::system_error&) {
+      // no thread to be had: the sweep runs at get(), in this one
+    }
+  }
+  return std::async(std::launch::deferred, sweep);
+}
+
 // One group's events swept into its rows of `out`.
 void analyzeGroup(std::int64_t pid, std::int64_t tid, ProcessEvents& events,
                   const AnalysisContext& context, Breakdown& out) {
@@ -830,29 +882,48 @@ void analyzeGroup(std::int64_t pid, std::int64_t tid, ProcessEvents& events,
   addNativeTime(events);
   // Operations listed parents first where they start together (the engine's rule).
   auto& ops = events.operations;
-  std::sort(ops.begin(), ops.end(), [](const auto& a, const auto& b) {
+  auto parentsFirst = [](const auto& a, const auto& b) {
     return std::tie(a.start, a.depth) < std::tie(b.start, b.depth);
-  });
+  };
+  if (!std::is_sorted(ops.begin(), ops.end(), parentsFirst))
+    std::sort(ops.begin(), ops.end(), parentsFirst);
   PhaseLookup phases(std::move(events.phases), reader);
   // Each instance's (name, phase) key -> the engine's operation index; 0 is unannotated.
   std::map<std::pair<std::string, std::string>, std::uint32_t> keyIndex;
+  // The same key by (name id, phase instance), so that the strings are compared once per pair
+  // and not once per instance (millions, in traces with an operation around every launch).
+  struct IdHash {
+    std::size_t operator()(const std::pair<trace::StringId, std::ptrdiff_t>& k) const {
+      return std::hash<std::uint64_t>{}(static_cast<std::uint64_t>(k.first) * 1'000'003u +
+                                        static_cast<std::uint64_t>(k.second));
+    }
+  };
+  std::unordered_map<std::pair<trace::StringId, std::ptrdiff_t>, std::uint32_t, IdHash> idIndex;
   std::vector<std::pair<std::string, std::string>> keys{{kUnannotatedName, ""}};
   std::vector<std::uint64_t> instances{0};
   std::vector<OperationSpan> spans;
   spans.reserve(ops.size());
   for (const auto& op : ops) {
-    std::pair<std::string, std::string> key{std::string(reader.string(op.nameId)),
-                                            phases.at(op.start)};
-    auto [it, added] = keyIndex.emplace(key, static_cast<std::uint32_t>(keys.size()));
-    if (added) {
-      keys.push_back(key);
-      instances.push_back(0);
+    std::ptrdiff_t phase = phases.at(op.start);
+    auto [byId, newPair] = idIndex.try_emplace({op.nameId, phase}, 0);
+    if (newPair) {
+      std::pair<std::string, std::string> key{std::string(reader.string(op.nameId)),
+                                              phases.name(phase)};
+      auto [it, added] = keyIndex.emplace(key, static_cast<std::uint32_t>(keys.size()));
+      if (added) {
+        keys.push_back(std::move(key));
+        instances.push_back(0);
+      }
+      byId->second = it->second;
     }
-    if (!window || meets(*window, op.start, op.end)) ++instances[it->second];
-    spans.push_back({op.start, op.end, it->second});
+    if (!window || meets(*window, op.start, op.end)) ++instances[byId->second];
+    spans.push_back({op.start, op.end, byId->second});
   }
+  // The operation boundaries that Python spans are split at: before the sweep where the
+  // correction adds intervals from them, else beside it.
   ThreadBoundaries boundaries;
-  if (!events.pythonEventSpans.empty()) boundaries = operationBoundaries(ops);
+  const bool splitSpans = !events.pythonEventSpans.empty();
+  if (splitSpans && costs) boundaries = operationBoundaries(ops);
   if (costs) addOverheadIntervals(events, *costs, boundaries, reader);
   // Overhead and Native intervals come from the whole events, then everything is clipped: an
   // operation that started before the window keeps its name, phase and overhead anchors. `spans`
@@ -864,8 +935,9 @@ void analyzeGroup(std::int64_t pid, std::int64_t tid, ProcessEvents& events,
     clipToWindow(*window, events.categories);
   }
   const std::vector<OperationSpan>& swept = window ? clipped : spans;
-  OverlapResult r = computeOverlap(events.categories, swept);
+  auto overlap = sweepBeside(events.categories, swept);
   out.events += events.categories.size() + swept.size();
+  if (splitSpans && !costs) boundaries = operationBoundaries(ops);
 
   std::vector<OperationBreakdown> rows(keys.size());
   for (std::size_t i = 0; i < keys.size(); ++i) {
@@ -928,6 +1000,7 @@ void analyzeGroup(std::int64_t pid, std::int64_t tid, ProcessEvents& events,
       if (s.python) row.pythonNs += part * static_cast<double>(s.end - s.start);
     });
 
+  OverlapResult r = overlap.get();
   for (const auto& c : r.cells) {
     OperationBreakdown& row = rows[c.operation];
     std::vector<std::uint32_t> set = r.sets[c.set];

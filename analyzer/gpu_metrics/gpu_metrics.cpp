@@ -12,6 +12,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "rlscope/trace/galloping_search.h"
 #include "rlscope/trace/global_id.h"
 #include "rlscope/trace/records.h"
 #include "rlscope/trace/scan.h"
@@ -135,36 +136,12 @@ class LaunchIndex {
   }
 
   const ApiSpan* find(std::int64_t pid, std::int64_t correlationId) {
-    if (calls_.empty()) return nullptr;
     const std::pair target{pid, correlationId};
-    auto keyAt = [&](std::size_t i) { return std::pair{calls_[i].pid, calls_[i].correlationId}; };
-    // Gallop from the last hit towards the target, then binary-search the bracket found.
-    std::size_t lo = 0, hi = calls_.size();
-    std::size_t at = std::min(hint_, calls_.size() - 1);
-    if (keyAt(at) < target) {
-      std::size_t step = 1;
-      lo = at + 1;
-      while (lo + step <= calls_.size() && keyAt(lo + step - 1) < target) {
-        lo += step;
-        step *= 2;
-      }
-      hi = std::min(calls_.size(), lo + step);
-    } else {
-      std::size_t step = 1;
-      hi = at + 1;
-      while (hi > step && !(keyAt(hi - step - 1) < target)) {
-        hi -= step;
-        step *= 2;
-      }
-      lo = hi > step ? hi - step : 0;
-    }
-    auto it = std::lower_bound(calls_.begin() + static_cast<std::ptrdiff_t>(lo),
-                               calls_.begin() + static_cast<std::ptrdiff_t>(hi), target,
-                               [](const Call& c, const std::pair<std::int64_t, std::int64_t>& t) {
-                                 return std::pair{c.pid, c.correlationId} < t;
-                               });
+    hint_ = trace::gallopingPartitionPoint(calls_.size(), hint_, [&](std::size_t i) {
+      return std::pair{calls_[i].pid, calls_[i].correlationId} < target;
+    });
+    auto it = calls_.begin() + static_cast<std::ptrdiff_t>(hint_);
     if (it == calls_.end() || it->pid != pid || it->correlationId != correlationId) return nullptr;
-    hint_ = static_cast<std::size_t>(it - calls_.begin());
     return &it->span;
   }
 
@@ -541,12 +518,13 @@ IdleBreakdown idleBreakdown(std::int64_t pid, ProcessAccumulator& p,
 // --- Launch delays ------------------------------------------------------------------------------
 
 // The q-quantile with linear interpolation between closest ranks (numpy's and pandas' default),
-// by selection rather than a full sort. Reorders `v`.
-double quantile(std::vector<TimeNs>& v, double q) {
+// by selection rather than a full sort. Reorders `v`. Selects among v[from...] only: the caller
+// knows that nothing before `from` is above anything after it (a previous selection there).
+double quantile(std::vector<TimeNs>& v, double q, std::size_t from = 0) {
   double position = q * static_cast<double>(v.size() - 1);
-  auto lo = static_cast<std::size_t>(position);
+  auto lo = std::max(static_cast<std::size_t>(position), from);
   auto at = v.begin() + static_cast<std::ptrdiff_t>(lo);
-  std::nth_element(v.begin(), at, v.end());
+  std::nth_element(v.begin() + static_cast<std::ptrdiff_t>(from), at, v.end());
   double low = static_cast<double>(*at);
   double fraction = position - static_cast<double>(lo);
   if (fraction == 0 || lo + 1 >= v.size()) return low;
@@ -567,7 +545,18 @@ void summarizeDelays(std::vector<TimeNs>& delays, LaunchStats& s) {
   }
   s.delayMean = static_cast<double>(sum / static_cast<long double>(delays.size()));
   s.delayP50 = quantile(delays, 0.50);
-  s.delayP95 = quantile(delays, 0.95);
+  // The median's selection left everything from its position on at least as large.
+  s.delayP95 = quantile(delays, 0.95, static_cast<std::size_t>(0.50 * double(delays.size() - 1)));
+}
+
+// Copies the delay statistics of `from`, whose delays are the same.
+void copyDelays(const LaunchStats& from, LaunchStats& to) {
+  to.negativeDelays = from.negativeDelays;
+  to.delayMean = from.delayMean;
+  to.delayP50 = from.delayP50;
+  to.delayP95 = from.delayP95;
+  to.delayMin = from.delayMin;
+  to.delayMax = from.delayMax;
 }
 
 void addUpCounts(LaunchStats& total, const LaunchStats& part) {
@@ -577,13 +566,23 @@ void addUpCounts(LaunchStats& total, const LaunchStats& part) {
   total.shortKernelTime += part.shortKernelTime;
 }
 
-// A process's launch statistics, its counts added to the whole trace's and its delays pooled there.
-LaunchStats finish(LaunchAccumulator& process, LaunchAccumulator& total) {
+// A process's launch statistics, its counts added to the whole trace's and, where there are other
+// processes, its delays pooled there. `same`: statistics of the same delays, summarized already
+// (a process whose activities are all kernels has the same launch and kernel-launch delays).
+LaunchStats finish(LaunchAccumulator& process, LaunchAccumulator& total, bool pool,
+                   const LaunchStats* same = nullptr) {
   LaunchStats s = process.stats;
-  summarizeDelays(process.delays, s);
+  if (same)
+    copyDelays(*same, s);
+  else
+    summarizeDelays(process.delays, s);
   addUpCounts(total.stats, s);
-  total.delays.insert(total.delays.end(), process.delays.begin(), process.delays.end());
+  if (pool) total.delays.insert(total.delays.end(), process.delays.begin(), process.delays.end());
   return s;
+}
+
+bool sameDelays(const LaunchAccumulator& a, const LaunchAccumulator& b) {
+  return a.stats.count == b.stats.count && a.stats.withoutApiCall == b.stats.withoutApiCall;
 }
 
 }  // namespace
@@ -598,6 +597,8 @@ GpuMetrics computeGpuMetrics(trace::TraceReader& reader, const GpuMetricsOptions
   GpuMetrics out;
   KernelTable allKernels;
   LaunchAccumulator allLaunches, allKernelLaunches;
+  // With one process, the whole trace's delays are its own: not copied and selected again.
+  const bool pool = byProcess.size() > 1;
   for (auto& [pid, p] : byProcess) {
     ProcessGpuMetrics m{.pid = pid};
     GpuSummary& s = m.metrics;
@@ -605,8 +606,10 @@ GpuMetrics computeGpuMetrics(trace::TraceReader& reader, const GpuMetricsOptions
     s.kernels = kernelBreakdown(reader, p);
     s.classes = classTotals(s.kernels);
     s.idle = idleBreakdown(pid, p, options);
-    s.launch = finish(p.launch, allLaunches);
-    s.kernelLaunch = finish(p.kernelLaunch, allKernelLaunches);
+    s.launch = finish(p.launch, allLaunches, pool);
+    // Kernel launches are a subset of launches: as many means the same.
+    s.kernelLaunch = finish(p.kernelLaunch, allKernelLaunches, pool,
+                            sameDelays(p.kernelLaunch, p.launch) ? &s.launch : nullptr);
 
     out.total.activities += s.activities;
     for (const auto& k : s.kernels) allKernels.add(k);
@@ -617,9 +620,14 @@ GpuMetrics computeGpuMetrics(trace::TraceReader& reader, const GpuMetricsOptions
   out.total.kernels = allKernels.sorted();
   out.total.classes = classTotals(out.total.kernels);
   out.total.launch = allLaunches.stats;
-  summarizeDelays(allLaunches.delays, out.total.launch);
   out.total.kernelLaunch = allKernelLaunches.stats;
-  summarizeDelays(allKernelLaunches.delays, out.total.kernelLaunch);
+  if (pool) {
+    summarizeDelays(allLaunches.delays, out.total.launch);
+    summarizeDelays(allKernelLaunches.delays, out.total.kernelLaunch);
+  } else if (!out.processes.empty()) {
+    copyDelays(out.processes.front().metrics.launch, out.total.launch);
+    copyDelays(out.processes.front().metrics.kernelLaunch, out.total.kernelLaunch);
+  }
   return out;
 }
 

@@ -1,11 +1,18 @@
 #include "rlscope/overlap/overlap.h"
 
 #include <algorithm>
+#include <exception>
+#include <functional>
+#include <future>
 #include <limits>
+#include <map>
 #include <optional>
 #include <queue>
+#include <span>
 #include <stdexcept>
 #include <string>
+#include <system_error>
+#include <thread>
 #include <unordered_map>
 
 namespace rlscope::analysis {
@@ -13,6 +20,13 @@ namespace rlscope::analysis {
 namespace {
 
 constexpr TimeNs kNever = std::numeric_limits<TimeNs>::max();  // later than any start
+
+// The starts a sweep takes: [from, to). A slice of a parallel sweep takes those of its slice.
+struct Window {
+  TimeNs from = std::numeric_limits<TimeNs>::min();
+  TimeNs to = kNever;
+  bool holds(TimeNs start) const { return start >= from && start < to; }
+};
 
 template <class Interval>
 bool isEmpty(const Interval& i) {
@@ -103,6 +117,30 @@ void sortByKey(std::vector<Record>& records, std::vector<Record>& scratch, KeyOf
   }
 }
 
+// Sorts cells by operation then set and combines equal ones. A trace's millions of operation
+// instances give millions of cells, which a comparison sort took a tenth of the engine's time to
+// order.
+void sortCells(std::vector<OverlapResult::Cell>& cells) {
+  auto key = [](const OverlapResult::Cell& c) {
+    return (std::uint64_t{c.operation} << 32) | c.set;
+  };
+  auto before = [&](const auto& x, const auto& y) { return key(x) < key(y); };
+  if (!std::is_sorted(cells.begin(), cells.end(), before)) {
+    std::vector<OverlapResult::Cell> scratch;
+    sortByKey(cells, scratch, key);
+  }
+  // Equal cells are adjacent now: combined in place.
+  std::size_t n = 0;
+  for (const auto& c : cells) {
+    if (n > 0 && cells[n - 1].operation == c.operation && cells[n - 1].set == c.set)
+      cells[n - 1].time += c.time;
+    else
+      cells[n++] = c;
+  }
+  cells.resize(n);
+  cells.shrink_to_fit();
+}
+
 // Time per (operation, set). The owner changes only at operation boundaries while the set
 // changes every slice, so the current owner's times are kept in a small array indexed by set and
 // written out as cells when the owner changes; an owner that comes back (an outer operation after
@@ -119,17 +157,7 @@ class OwnerTimes {
   // The cells, sorted by operation then set, each (operation, set) once.
   std::vector<OverlapResult::Cell> cells() {
     flush(owner_);
-    sortCells();
-    // Equal cells are adjacent now: combined in place.
-    std::size_t n = 0;
-    for (const auto& c : cells_) {
-      if (n > 0 && cells_[n - 1].operation == c.operation && cells_[n - 1].set == c.set)
-        cells_[n - 1].time += c.time;
-      else
-        cells_[n++] = c;
-    }
-    cells_.resize(n);
-    cells_.shrink_to_fit();
+    sortCells(cells_);
     return std::move(cells_);
   }
 
@@ -141,18 +169,6 @@ class OwnerTimes {
     }
     touched_.clear();
     owner_ = next;
-  }
-
-  // By operation then set. A trace's millions of operation instances give millions of cells,
-  // which a comparison sort took a tenth of the engine's time to order.
-  void sortCells() {
-    auto key = [](const OverlapResult::Cell& c) {
-      return (std::uint64_t{c.operation} << 32) | c.set;
-    };
-    auto before = [&](const auto& x, const auto& y) { return key(x) < key(y); };
-    if (std::is_sorted(cells_.begin(), cells_.end(), before)) return;
-    std::vector<OverlapResult::Cell> scratch;
-    sortByKey(cells_, scratch, key);
   }
 
   std::uint32_t owner_ = kUnannotated;
@@ -289,15 +305,22 @@ class ActiveOperations {
 template <class Interval>
 class StartOrder {
  public:
-  // `chunk`: at most this many intervals are sorted at a time (where sorting is needed).
-  StartOrder(std::span<const Interval> in, TimeNs origin, TimeNs last, std::size_t chunk)
-      : in_(in), origin_(origin) {
+  // `chunk`: at most this many intervals are sorted at a time (where sorting is needed). Only
+  // the intervals that start in `window` come out.
+  StartOrder(std::span<const Interval> in, TimeNs origin, TimeNs last, std::size_t chunk,
+             Window window)
+      : in_(in), origin_(origin), window_(window) {
     // A merge holds 24 bytes a run: up to twice `chunk` runs, it holds no more than the sort.
     std::size_t most = std::max<std::size_t>(1, std::min(2 * chunk, in_.size() / kMinRunLength));
     std::optional<std::vector<Run>> runs = mergeableRuns(most, last - origin);
     if (runs && runs->size() <= 1) {
       batch_ = in_;
+      next_ = inWindowFrom(0, in_.size());
     } else if (runs) {
+      // Each run from its first start in the window: a linear skip, cheap beside the merge.
+      for (Run& r : *runs)
+        if ((r.at = inWindowFrom(r.at, r.end)) < r.end) r.start = in_[r.at].start;
+      std::erase_if(*runs, [](const Run& r) { return r.at == r.end; });
       runs_ = std::move(*runs);
       std::make_heap(runs_.begin(), runs_.end(), later);
       buffer_.reserve(kMergeBatch);
@@ -307,8 +330,11 @@ class StartOrder {
     skipEmpty();
   }
 
-  // The start of the next interval; kNever after the last.
-  TimeNs nextStart() const { return next_ < batch_.size() ? batch_[next_].start : kNever; }
+  // The start of the next interval; kNever after the last one in the window. Starts come in
+  // order, so the first at or past the window's end ends it.
+  TimeNs nextStart() const {
+    return next_ < batch_.size() && batch_[next_].start < window_.to ? batch_[next_].start : kNever;
+  }
   const Interval& front() const { return batch_[next_]; }
   void pop() {
     ++next_;
@@ -391,6 +417,13 @@ class StartOrder {
     return at;
   }
 
+  // In a run in start order: the first non-empty interval in [at, end) that starts at or after
+  // the window's start, else end.
+  std::size_t inWindowFrom(std::size_t at, std::size_t end) const {
+    while (at < end && (isEmpty(in_[at]) || in_[at].start < window_.from)) ++at;
+    return at;
+  }
+
   void mergeBatch() {
     buffer_.clear();
     while (buffer_.size() < kMergeBatch && !runs_.empty()) {
@@ -432,7 +465,7 @@ class StartOrder {
     while ((since(last) >> shift) >= kSlots) ++shift;
     std::vector<std::size_t> slots(kSlots);
     for (const Interval& i : in_)
-      if (!isEmpty(i)) ++slots[since(i.start) >> shift];
+      if (!isEmpty(i) && window_.holds(i.start)) ++slots[since(i.start) >> shift];
     std::size_t inChunk = 0, largest = 0;
     for (std::size_t s = 0; s < kSlots; ++s) {
       if (inChunk > 0 && inChunk + slots[s] > chunk) {
@@ -453,12 +486,14 @@ class StartOrder {
     ++chunk_;
     buffer_.clear();
     for (const Interval& i : in_)
-      if (!isEmpty(i) && since(i.start) >= from && since(i.start) < to) buffer_.push_back(i);
+      if (!isEmpty(i) && window_.holds(i.start) && since(i.start) >= from && since(i.start) < to)
+        buffer_.push_back(i);
     sortByKey(buffer_, scratch_, [&](const Interval& i) { return since(i.start); });
   }
 
   std::span<const Interval> in_;
   TimeNs origin_;
+  Window window_;
   std::span<const Interval> batch_;  // the input itself, or buffer_
   std::size_t next_ = 0;
   std::vector<Interval> buffer_, scratch_;
@@ -491,9 +526,11 @@ class Sweep {
     ends_.push({o.end, (ops_.start(o.operation) << 1) | 1});
   }
 
-  // Ends what is still open, and hands out the sets and cells.
-  void finish(OverlapResult& r) {
-    endUpTo(kNever);
+  // Ends what is still open, or (a slice's sweep) what ends by `stop`, giving the time up to `stop`
+  // to what is open then; hands out the sets and cells.
+  void finish(OverlapResult& r, TimeNs stop = kNever) {
+    endUpTo(stop);
+    if (stop != kNever) passTo(stop);
     r.sets = sets_.release();
     r.cells = time_.cells();
   }
@@ -580,18 +617,23 @@ Extent extentOf(std::span<const CategoryInterval> categories,
   return e;
 }
 
-// Feeds the sweep every non-empty interval in start order. The orders' buffers are gone when
-// this returns, before the cells are sorted.
+// Where an array must be sorted, it is a chunk of time at a time: all of it at once (twice over
+// for the sort) would take several times the memory of the intervals themselves. The two arrays
+// share kChunk in proportion to their sizes, so that both sorting at once hold no more; the slices
+// of a parallel sweep share it too.
+constexpr std::size_t kChunk = std::size_t{1} << 21;  // 24 bytes each: 48 MiB, twice over
+
+// Feeds the sweep every non-empty interval that starts in `window`, in start order. The orders'
+// buffers are gone when this returns, before the cells are sorted.
 void sweepInStartOrder(Sweep& sweep, std::span<const CategoryInterval> categories,
-                       std::span<const OperationSpan> operations, const Extent& e) {
+                       std::span<const OperationSpan> operations, const Extent& e,
+                       Window window = {}, std::size_t chunk = kChunk) {
   std::size_t intervals = e.categories + e.operations;
-  // Where an array must be sorted, it is a chunk of time at a time: all of it at once (twice
-  // over for the sort) would take several times the memory of the intervals themselves. The two
-  // arrays share kChunk in proportion to their sizes, so that both sorting at once hold no more.
-  constexpr std::size_t kChunk = std::size_t{1} << 21;  // 24 bytes each: 48 MiB, twice over
-  auto share = [&](std::size_t n) { return std::max<std::size_t>(1, kChunk * n / intervals); };
-  StartOrder<CategoryInterval> categoryStarts(categories, e.first, e.last, share(e.categories));
-  StartOrder<OperationSpan> operationStarts(operations, e.first, e.last, share(e.operations));
+  auto share = [&](std::size_t n) { return std::max<std::size_t>(1, chunk * n / intervals); };
+  StartOrder<CategoryInterval> categoryStarts(categories, e.first, e.last, share(e.categories),
+                                              window);
+  StartOrder<OperationSpan> operationStarts(operations, e.first, e.last, share(e.operations),
+                                            window);
 
   for (;;) {
     TimeNs c = categoryStarts.nextStart(), o = operationStarts.nextStart();
@@ -606,23 +648,150 @@ void sweepInStartOrder(Sweep& sweep, std::span<const CategoryInterval> categorie
   }
 }
 
+// --- A sweep in slices of time, at once ---------------------------------------------------------
+
+unsigned partsFor(const OverlapOptions& options, std::size_t intervals) {
+  if (intervals <= options.parallelAbove) return 1;
+  unsigned parts = options.parts ? options.parts : std::thread::hardware_concurrency();
+  return std::clamp(parts, 1u, OverlapOptions::kMaxParts);
+}
+
+// Up to parts - 1 cuts, increasing, inside (first, last): quantiles of a sample of the starts, so
+// that the slices hold about as many starts each.
+template <class Interval>
+void sampleStarts(std::span<const Interval> in, std::size_t count, std::vector<TimeNs>& out) {
+  if (in.empty() || count == 0) return;
+  std::size_t step = std::max<std::size_t>(1, in.size() / count);
+  for (std::size_t i = 0; i < in.size(); i += step)
+    if (!isEmpty(in[i])) out.push_back(in[i].start);
+}
+
+std::vector<TimeNs> cutsFor(std::span<const CategoryInterval> categories,
+                            std::span<const OperationSpan> operations, const Extent& e,
+                            unsigned parts) {
+  constexpr std::size_t kSample = 4096;
+  std::size_t intervals = e.categories + e.operations;
+  std::vector<TimeNs> starts;
+  sampleStarts(categories, kSample * e.categories / intervals, starts);
+  sampleStarts(operations, kSample * e.operations / intervals, starts);
+  std::sort(starts.begin(), starts.end());
+  std::vector<TimeNs> cuts;
+  for (unsigned k = 1; k < parts && !starts.empty(); ++k) {
+    TimeNs cut = starts[starts.size() * k / parts];
+    if (cut > e.first && cut < e.last && (cuts.empty() || cut > cuts.back())) cuts.push_back(cut);
+  }
+  return cuts;
+}
+
+// One slice, [from, to): what was open at `from` (started before, ending after) starts the
+// sweep, cut to start at `from`, operations in the order they started (and were listed among
+// equal starts), so that the one started last still owns the time; then the slice's own starts.
+OverlapResult sweepSlice(std::span<const CategoryInterval> categories,
+                         std::span<const OperationSpan> operations, const Extent& e, Window window,
+                         std::size_t chunk) {
+  Sweep sweep(window.from == std::numeric_limits<TimeNs>::min() ? e.first : window.from);
+  if (window.from != std::numeric_limits<TimeNs>::min()) {
+    auto open = [&](const auto& i) { return i.start < window.from && i.end > window.from; };
+    for (const auto& c : categories)
+      if (open(c)) sweep.start(CategoryInterval{window.from, c.end, c.category});
+    std::vector<OperationSpan> carried;
+    for (const auto& o : operations)
+      if (open(o)) carried.push_back(o);
+    std::stable_sort(carried.begin(), carried.end(),
+                     [](const auto& x, const auto& y) { return x.start < y.start; });
+    for (const auto& o : carried) sweep.start(OperationSpan{window.from, o.end, o.operation});
+  }
+  sweepInStartOrder(sweep, categories, operations, e, window, chunk);
+  OverlapResult r;
+  sweep.finish(r, window.to);
+  return r;
+}
+
+// The slices' results, in time order, as one sweep's: sets numbered in the order they first
+// received time (the earlier slice's first), each (operation, set) cell once, summed, sorted.
+OverlapResult joinSlices(std::vector<OverlapResult>& slices) {
+  OverlapResult into = std::move(slices.front());
+  std::map<std::vector<std::uint32_t>, std::uint32_t> ids;
+  for (std::uint32_t id = 0; id < into.sets.size(); ++id) ids.emplace(into.sets[id], id);
+  for (auto& slice : std::span(slices).subspan(1)) {
+    std::vector<std::uint32_t> idOf(slice.sets.size());
+    for (std::size_t id = 0; id < slice.sets.size(); ++id) {
+      auto [it, added] = ids.emplace(slice.sets[id], static_cast<std::uint32_t>(into.sets.size()));
+      if (added) into.sets.push_back(std::move(slice.sets[id]));
+      idOf[id] = it->second;
+    }
+    for (auto c : slice.cells) {
+      c.set = idOf[c.set];
+      into.cells.push_back(c);
+    }
+  }
+  sortCells(into.cells);
+  return into;
+}
+
+// Runs each task on a thread of its own but the first, which runs on this one; a task without a
+// thread to be had runs here too. Exceptions reach the caller, the first slice's first.
+void runAtOnce(std::vector<std::function<void()>>& tasks) {
+  std::vector<std::future<void>> others;
+  for (std::size_t k = 1; k < tasks.size(); ++k) {
+    try {
+      others.push_back(std::async(std::launch::async, tasks[k]));
+    } catch (const std::system_error&) {
+      others.push_back(std::async(std::launch::deferred, tasks[k]));
+    }
+  }
+  std::exception_ptr error;
+  try {
+    tasks[0]();
+  } catch (...) {
+    error = std::current_exception();
+  }
+  for (auto& f : others) {
+    try {
+      f.get();
+    } catch (...) {
+      if (!error) error = std::current_exception();
+    }
+  }
+  if (error) std::rethrow_exception(error);
+}
+
 }  // namespace
 
 OverlapResult computeOverlap(std::span<const CategoryInterval> categories,
-                             std::span<const OperationSpan> operations) {
+                             std::span<const OperationSpan> operations,
+                             const OverlapOptions& options) {
   Extent e = extentOf(categories, operations);
   OverlapResult r;
   std::size_t intervals = e.categories + e.operations;
   if (intervals == 0) return r;
   if (static_cast<std::uint64_t>(e.last - e.first) >= (std::uint64_t{1} << 62))
     throw std::invalid_argument("intervals span more than 2^62 ns");
+
+  std::vector<TimeNs> cuts;
+  if (unsigned parts = partsFor(options, intervals); parts > 1)
+    cuts = cutsFor(categories, operations, e, parts);
+  if (cuts.empty()) {
+    Sweep sweep(e.first);
+    sweepInStartOrder(sweep, categories, operations, e);
+    sweep.finish(r);
+  } else {
+    std::vector<OverlapResult> slices(cuts.size() + 1);
+    std::vector<std::function<void()>> tasks;
+    std::size_t chunk = std::max<std::size_t>(1, kChunk / slices.size());
+    for (std::size_t k = 0; k < slices.size(); ++k) {
+      Window window{.from = k ? cuts[k - 1] : std::numeric_limits<TimeNs>::min(),
+                    .to = k < cuts.size() ? cuts[k] : kNever};
+      tasks.emplace_back([&, k, window, chunk] {
+        slices[k] = sweepSlice(categories, operations, e, window, chunk);
+      });
+    }
+    runAtOnce(tasks);
+    r = joinSlices(slices);
+  }
   r.boundaries = 2 * intervals;
   r.start = e.first;  // the earliest start: ends come after their starts
   r.end = e.last;
-
-  Sweep sweep(e.first);
-  sweepInStartOrder(sweep, categories, operations, e);
-  sweep.finish(r);
   return r;
 }
 

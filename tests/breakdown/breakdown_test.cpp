@@ -328,6 +328,54 @@ TEST(Attribution, GpuWorkGoesToTheOperationThatLaunchedItAndTransitionsAreCounte
   EXPECT_EQ(find(b, kUnannotatedName).transitions.toCudaApi, 1u);  // the worker's launch
 }
 
+// A group with more intervals than kSweepBesideAbove: the overlap sweep runs on a thread of its
+// own while launches and transitions are attributed (analyzeGroup). Both halves land in the rows.
+TEST(Attribution, ABigGroupSweptBesideItsLookupsGetsEveryFigure) {
+  testing::TempDir dir;
+  auto path = dir / "big.sqlite";
+  constexpr std::int64_t kSteps = 60'000;  // 4 CPU intervals each: 240 k
+  {
+    trace::TraceWriter w(path);
+    w.setMeta(trace::meta::kSourceFormat, "rlscope-prof");
+    addProcess(w, kPid);
+    // step [100 i, 100 i + 100): Python 0-40, Backend 40-60 (launching at 45, its kernel 70-90
+    // while Python runs again 60-80), Simulator 80-100.
+    for (std::int64_t i = 0; i < kSteps; ++i) {
+      trace::TimeNs t = i * 100;
+      addOperation(w, i + 1, t, t + 100, i % 2 ? "act" : "learn", kMain);
+      addCpu(w, t, t + 40, Category::kPython, kMain);
+      addCpu(w, t + 40, t + 60, Category::kBackend, kMain);
+      addCpu(w, t + 60, t + 80, Category::kPython, kMain);
+      addCpu(w, t + 80, t + 100, Category::kSimulator, kMain);
+      addApiCall(w, t + 45, t + 50, kMain, i + 1);
+      addKernel(w, {.start = t + 70,
+                    .end = t + 90,
+                    .pid = kPid,
+                    .correlation = i + 1,
+                    .name = "k",
+                    .mangled = true});
+    }
+    w.commit();
+  }
+  trace::TraceReader reader(path);
+  Breakdown b = analyzeTrace(reader);
+  for (const char* name : {"act", "learn"}) {
+    const auto& o = find(b, name);
+    EXPECT_EQ(o.instances, static_cast<std::uint64_t>(kSteps / 2)) << name;
+    EXPECT_EQ(o.time, kSteps / 2 * 100) << name;
+    // From the sweep: CPU+GPU while the kernel runs (70-90), CPU alone the rest.
+    EXPECT_EQ(o.cpuGpu, kSteps / 2 * 20) << name;
+    EXPECT_EQ(o.cpu, kSteps / 2 * 80) << name;
+    EXPECT_EQ(setTime(o, {"GPU kernel", "Python"}), kSteps / 2 * 10) << name;
+    // From the lookups beside it.
+    EXPECT_EQ(o.launchedGpu, kSteps / 2 * 20) << name;
+    EXPECT_EQ(o.launchedGpuActivities, static_cast<std::uint64_t>(kSteps / 2)) << name;
+    EXPECT_EQ(o.transitions.toCudaApi, static_cast<std::uint64_t>(kSteps / 2)) << name;
+    EXPECT_EQ(o.transitions.pythonToBackend, static_cast<std::uint64_t>(kSteps / 2)) << name;
+    EXPECT_EQ(o.transitions.pythonToSimulator, static_cast<std::uint64_t>(kSteps / 2)) << name;
+  }
+}
+
 // Two processes, each with one operation that launches a kernel under the same correlation id
 // (CUPTI's ids are per process), and a worker thread in the first one.
 std::filesystem::path writeTwoProcesses(const testing::TempDir& dir) {

@@ -170,8 +170,13 @@ void expectTheDefinition(Layout layout, unsigned seed) {
     auto operations = randomIntervals<OperationSpan>(rng, m, horizon, 1, 6);
     arrange(categories, layout, rng);
     arrange(operations, layout, rng);
-    ASSERT_EQ(flat(computeOverlap(categories, operations)), flat(reference(categories, operations)))
-        << "round " << round;
+    Flat expected = flat(reference(categories, operations));
+    ASSERT_EQ(flat(computeOverlap(categories, operations)), expected) << "round " << round;
+    // In slices of time at once, each starting with what was open at its cut.
+    for (unsigned parts : {2u, 3u, 5u})
+      ASSERT_EQ(flat(computeOverlap(categories, operations, {.parts = parts, .parallelAbove = 0})),
+                expected)
+          << "round " << round << ", " << parts << " slices";
   }
 }
 
@@ -246,6 +251,8 @@ TEST(OverlapOrder, ListingOrderChangesNothingInALargeProcess) {
   // same result, sets numbered alike.
   Large l = largeProcess(200'000, 5'000);
   Flat inStartOrder = flat(computeOverlap(l.categories, l.operations));
+  EXPECT_TRUE(flat(computeOverlap(l.categories, l.operations, {.parts = 1, .parallelAbove = 0})) ==
+              inStartOrder);
   auto perCategory = l.categories;
   std::stable_sort(perCategory.begin(), perCategory.end(),
                    [](const auto& x, const auto& y) { return x.category < y.category; });
@@ -254,6 +261,12 @@ TEST(OverlapOrder, ListingOrderChangesNothingInALargeProcess) {
   std::shuffle(l.categories.begin(), l.categories.end(), rng);
   std::shuffle(l.operations.begin(), l.operations.end(), rng);
   EXPECT_TRUE(flat(computeOverlap(l.categories, l.operations)) == inStartOrder);
+  // Sliced, in each order: merged runs and sorted chunks cut at the slices' starts.
+  for (unsigned parts : {2u, 4u}) {
+    OverlapOptions sliced{.parts = parts, .parallelAbove = 0};
+    EXPECT_TRUE(flat(computeOverlap(l.categories, l.operations, sliced)) == inStartOrder) << parts;
+    EXPECT_TRUE(flat(computeOverlap(perCategory, l.operations, sliced)) == inStartOrder) << parts;
+  }
 }
 
 TEST(OverlapOrder, ShuffledInputSortedInSeveralChunksOfTimeGivesTheSameResult) {

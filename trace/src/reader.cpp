@@ -325,18 +325,22 @@ void TraceReader::forEachCpuInterval(const EventFilter& f,
         });
 }
 
+void TraceReader::readOperationTiming(Statement& st, OperationRecord& r) {
+  r.id = st.columnInt(0);
+  r.start = st.columnInt(1);
+  r.end = st.columnInt(2);
+  r.globalTid = st.columnInt(3);
+  r.nameId = st.columnInt(4);
+  r.parentId = st.columnInt(5);
+  r.depth = static_cast<int>(st.columnInt(6));
+}
+
 void TraceReader::forEachOperation(const EventFilter& f,
                                    const std::function<void(const OperationRecord&)>& fn) {
   OperationRecord r;
-  query(table::kOperations, "id, start, end, globalTid, nameId, parentId, depth, source, args", f,
+  query(table::kOperations, std::string(kOperationTimingColumns) + ", source, args", f,
         [&](Statement& st) {
-          r.id = st.columnInt(0);
-          r.start = st.columnInt(1);
-          r.end = st.columnInt(2);
-          r.globalTid = st.columnInt(3);
-          r.nameId = st.columnInt(4);
-          r.parentId = st.columnInt(5);
-          r.depth = static_cast<int>(st.columnInt(6));
+          readOperationTiming(st, r);
           r.source = static_cast<OperationSource>(st.columnInt(7));
           r.args = st.columnText(8);
           fn(r);

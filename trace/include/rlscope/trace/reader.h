@@ -72,6 +72,11 @@ class TraceReader {
                           const std::function<void(const CpuIntervalRecord&)>& fn);
   void forEachOperation(const EventFilter& f,
                         const std::function<void(const OperationRecord&)>& fn);
+  // An operation's timing and nesting, without `source` and `args`: the columns, for a scan
+  // (rlscope/trace/scan.h) of kOperations that wants only those, and their decoding.
+  static constexpr std::string_view kOperationTimingColumns =
+      "id, start, end, globalTid, nameId, parentId, depth";
+  static void readOperationTiming(Statement& st, OperationRecord& r);
   void forEachPhase(const EventFilter& f, const std::function<void(const PhaseRecord&)>& fn);
   void forEachApiCall(ApiKind kind, const EventFilter& f,
                       const std::function<void(const ApiCallRecord&)>& fn);

@@ -4,6 +4,7 @@
 // a trace, and turning category sets into resources (CPU, GPU, CPU+GPU), are the callers' job.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -47,11 +48,21 @@ struct OverlapResult {
   std::uint64_t boundaries = 0;
 };
 
+// How computeOverlap uses threads. Above `parallelAbove` non-empty intervals it cuts time into
+// `parts` slices of about as many starts each and sweeps them at once, each slice starting with
+// what was open at its cut; the result is the same as one sweep's, sets numbered alike.
+struct OverlapOptions {
+  unsigned parts = 0;  // 0: one per hardware thread, at most kMaxParts
+  std::size_t parallelAbove = 1'000'000;
+  static constexpr unsigned kMaxParts = 8;
+};
+
 // Intervals with end < start are rejected (std::invalid_argument); empty ones count for nothing.
 // The listing order changes nothing but among operations starting together (above). Arrays listed
 // in start order, or in runs in start order (per thread or stream, as a trace stores them), are
 // merged as they are, much faster than arrays in random order, which must be sorted.
 OverlapResult computeOverlap(std::span<const CategoryInterval> categories,
-                             std::span<const OperationSpan> operations);
+                             std::span<const OperationSpan> operations,
+                             const OverlapOptions& options = {});
 
 }  // namespace rlscope::analysis
