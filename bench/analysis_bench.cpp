@@ -19,7 +19,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
-#include <future>
 #include <map>
 #include <random>
 #include <string>
@@ -215,23 +214,21 @@ Calibration calibration() {
   return c;
 }
 
-// What `rlscope analyze` computes (cli/trace_analysis.cpp): the breakdown, and the GPU metrics on
-// their own connection while the breakdown runs. Returns the intervals swept.
-std::uint64_t analyzeAsTheCommandDoes(const fs::path& path, const AnalyzeOptions& options) {
-  auto gpu = std::async(std::launch::async, [&path] {
-    rlscope::trace::TraceReader gpuReader(path);
-    return rlscope::analysis::computeGpuMetrics(gpuReader);
-  });
+// What `rlscope analyze` computes (cli/trace_analysis.cpp): the breakdown, and the GPU metrics of
+// the CUDA API and GPU rows the breakdown reads. Returns the intervals swept.
+std::uint64_t analyzeAsTheCommandDoes(const fs::path& path, AnalyzeOptions options) {
+  rlscope::analysis::GpuMetricsBuilder gpu;
+  options.gpuMetrics = &gpu;
   rlscope::trace::TraceReader reader(path);
   auto b = rlscope::analysis::analyzeTrace(reader, options);
-  auto metrics = gpu.get();
+  auto metrics = gpu.finish(reader);
   benchmark::DoNotOptimize(b.operations.data());
   benchmark::DoNotOptimize(&metrics);
   return b.events;
 }
 
 // `withGpuMetrics`: also what `rlscope analyze` computes besides the breakdown (kernel breakdown,
-// GPU idle time, launch statistics: computeGpuMetrics reads the CUDA tables again).
+// GPU idle time, launch statistics), of the rows the breakdown reads.
 void runAnalysis(benchmark::State& state, bool corrected, bool withGpuMetrics = false) {
   std::int64_t size = state.range(0);
   const fs::path& path = cache().trace(size);

@@ -2,7 +2,6 @@
 
 #include <cmath>
 #include <cstdio>
-#include <future>
 #include <optional>
 #include <stdexcept>
 
@@ -39,16 +38,14 @@ TraceAnalysis analyzeTraceFile(const std::string& trace, const TraceAnalysisOpti
   }
   if (calibration) analyze.calibration = &*calibration;
   TraceAnalysis a;
-  // The GPU metrics read the GPU tables on their own connection while the breakdown runs: the two
-  // share no state, and the wait is the longer of them instead of their sum.
-  auto gpu = std::async(std::launch::async, [&trace, &options] {
-    trace::TraceReader gpuReader(trace);
-    return analysis::computeGpuMetrics(
-        gpuReader, {.kernelWaitThreshold = std::llround(options.kernelWaitThresholdUs * 1000.0)});
-  });
+  // The GPU metrics are handed the CUDA API and GPU rows as the breakdown reads them: each table
+  // is read once.
+  analysis::GpuMetricsBuilder gpu(
+      {.kernelWaitThreshold = std::llround(options.kernelWaitThresholdUs * 1000.0)});
+  analyze.gpuMetrics = &gpu;
   a.breakdown = analysis::analyzeTrace(reader, analyze);
   say("GPU metrics");
-  a.gpu = gpu.get();
+  a.gpu = gpu.finish(reader);
   a.document = analysis::toJson(a.breakdown);
   a.document[analysis::json_keys::kTrace] = trace;
   a.document[analysis::json_keys::kGpu] = analysis::gpuMetricsToJson(a.gpu, options.topKernels);

@@ -9,15 +9,18 @@
 #include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <stdexcept>
 #include <string_view>
 #include <system_error>
 #include <thread>
 #include <tuple>
+#include <type_traits>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
 
+#include "rlscope/gpu_metrics/gpu_metrics.h"
 #include "rlscope/overlap/overlap.h"
 #include "rlscope/trace/galloping_search.h"
 #include "rlscope/trace/global_id.h"
@@ -195,7 +198,7 @@ class GroupBuilder {
 // rowids (rows are only ever appended), each bounded by what the file can hold, since a
 // stranger's trace may claim any rowid.
 struct TableRows {
-  std::size_t cpuIntervals = 0, operations = 0, apiCalls = 0, gpu = 0;
+  std::size_t cpuIntervals = 0, operations = 0, apiCalls = 0, gpu = 0, kernels = 0;
   std::size_t other() const { return operations + apiCalls + gpu; }  // readCudaAndOperations'
 };
 
@@ -213,7 +216,8 @@ TableRows tableRows(trace::Database& db) {
           .operations = rows(trace::table::kOperations),
           .apiCalls = rows(trace::table::kRuntime) + rows(trace::table::kDriver),
           .gpu = rows(trace::table::kKernel) + rows(trace::table::kMemcpy) +
-                 rows(trace::table::kMemset)};
+                 rows(trace::table::kMemset),
+          .kernels = rows(trace::table::kKernel)};
 }
 
 // Appends `from`'s rows after `to`'s; moved as they are where `to` has none.
@@ -266,14 +270,12 @@ void readCpuIntervals(trace::Database& db, GroupBuilder& b, bool mayNest,
       range);
 }
 
-// Below this many CPU intervals, reading them on one connection is as fast as splitting.
-constexpr std::size_t kSplitCpuIntervalsAbove = 500'000;
-
 // Appends the tail's rows of each group after the head's (storage order kept).
 void appendGroups(GroupBuilder& head, GroupBuilder& tail) {
   for (auto& [key, t] : tail.groups) {
     ProcessEvents& h = head.groups[key];
     appendRows(h.categories, t.categories);
+    appendRows(h.gpu, t.gpu);
     appendRows(h.nativeCalls, t.nativeCalls);
     appendRows(h.pythonEventSpans, t.pythonEventSpans);
     h.classifiedThreads.insert(t.classifiedThreads.begin(), t.classifiedThreads.end());
@@ -351,10 +353,48 @@ std::int64_t gpuKey(const GroupBuilder& b, View view,
   return it == launcher.end() ? trace::globalPidOf(processOf(globalPid)) : it->second;
 }
 
-// Everything but the CPU intervals and the external correlations: CUDA API calls, GPU activity,
-// operations and phases.
+using GpuTable = GpuMetricsBuilder::Table;
+
+Category categoryOf(GpuTable table) {
+  switch (table) {
+    case GpuTable::kMemcpy:
+      return Category::kGpuMemcpy;
+    case GpuTable::kMemset:
+      return Category::kGpuMemset;
+    case GpuTable::kKernel:
+      break;
+  }
+  return Category::kGpuKernel;
+}
+
+// The rows of one GPU table (those of `range`), handed to `gpu` too where there is one.
+// `launcher`: the thread view's launching threads, complete (the API calls are read before).
+void readGpuTable(trace::Database& db, GpuTable table, View view, GroupBuilder& b,
+                  const std::unordered_map<std::int64_t, std::int64_t>& launcher,
+                  GpuMetricsBuilder* gpu, trace::RowidRange range = {}) {
+  const Category category = categoryOf(table);
+  // The GPU metrics' columns start with the four read here.
+  scan(
+      db, GpuMetricsBuilder::tableName(table),
+      gpu ? GpuMetricsBuilder::columns(table) : "start, end, globalPid, correlationId",
+      [&](trace::Statement& st) {
+        TimeNs start = st.columnInt(0), end = st.columnInt(1);
+        std::int64_t pid = st.columnInt(2);
+        std::int64_t correlation = runCorrelation(pid, st.columnInt(3));
+        if (auto* e =
+                b.addInterval(gpuKey(b, view, launcher, pid, correlation), start, end, category))
+          e->gpu.push_back({start, end, correlation});
+        if (gpu) gpu->addRow(table, st);
+      },
+      range);
+}
+
+// Everything but the CPU intervals and the external correlations: CUDA API calls, GPU activity
+// (of the kernel table, the rows of `kernels`), operations and phases. `gpu`, where there is one,
+// gets the API calls and GPU rows; `gpuAfterKernels`, those of the tables after the kernels'.
 CudaReadState readCudaAndOperations(trace::TraceReader& reader, View view, GroupBuilder& b,
-                                    const TableRows& rows) {
+                                    const TableRows& rows, trace::RowidRange kernels,
+                                    GpuMetricsBuilder* gpu, GpuMetricsBuilder* gpuAfterKernels) {
   CudaReadState out;
   auto& launcher = out.launcher;
   b.reserveFirstGroup({.categories = rows.apiCalls + rows.gpu,
@@ -366,27 +406,18 @@ CudaReadState readCudaAndOperations(trace::TraceReader& reader, View view, Group
          [&](trace::Statement& st) {
            TimeNs start = st.columnInt(0), end = st.columnInt(1);
            std::int64_t tid = st.columnInt(2);
+           if (gpu) gpu->addApiCall(tid, st.columnInt(4), start, end);
            std::int64_t correlation = runCorrelation(tid, st.columnInt(4));
            if (auto* e = b.addInterval(b.keyOf(tid), start, end, Category::kCudaApi)) {
              e->apiCalls.push_back({tid, start, end, st.columnInt(3), correlation});
              if (view == View::kThread && correlation) launcher.emplace(correlation, tid);
            }
          });
-  for (const auto& tableCategory : {std::pair{trace::table::kKernel, Category::kGpuKernel},
-                                    std::pair{trace::table::kMemcpy, Category::kGpuMemcpy},
-                                    std::pair{trace::table::kMemset, Category::kGpuMemset}}) {
-    // Not a structured binding: Clang before 16 cannot capture one in the lambda.
-    Category category = tableCategory.second;
-    scan(reader.db(), tableCategory.first, "start, end, globalPid, correlationId",
-         [&](trace::Statement& st) {
-           TimeNs start = st.columnInt(0), end = st.columnInt(1);
-           std::int64_t pid = st.columnInt(2);
-           std::int64_t correlation = runCorrelation(pid, st.columnInt(3));
-           if (auto* e =
-                   b.addInterval(gpuKey(b, view, launcher, pid, correlation), start, end, category))
-             e->gpu.push_back({start, end, correlation});
-         });
-  }
+  for (auto table : GpuMetricsBuilder::kTables)
+    if (table == GpuTable::kKernel)
+      readGpuTable(reader.db(), table, view, b, launcher, gpu, kernels);
+    else
+      readGpuTable(reader.db(), table, view, b, launcher, gpuAfterKernels);
   // Operations can be as many as launches (one around each): their columns but `source` and
   // `args`, which the analysis does not use. Phases are few; the for-each API fills their records.
   scan(reader.db(), trace::table::kOperations, trace::TraceReader::kOperationTimingColumns,
@@ -403,45 +434,72 @@ CudaReadState readCudaAndOperations(trace::TraceReader& reader, View view, Group
   return out;
 }
 
+// Below this many rows, a table is read as fast on one connection as in two parts.
+constexpr std::size_t kSplitTableAbove = 500'000;
+
+// The rows of `table` from the one `count` rows before its end, by rowid.
+trace::RowidRange lastRows(trace::Database& db, std::string_view table, std::size_t count) {
+  std::string from = " FROM \"" + std::string(table) + "\"";
+  std::int64_t first = db.queryInt("SELECT MIN(rowid)" + from).value_or(0);
+  std::int64_t last = db.queryInt("SELECT MAX(rowid)" + from).value_or(0);
+  return {.from = std::max(first, last - static_cast<std::int64_t>(count) + 1)};
+}
+
+// The rows of a range's complement that come before it.
+trace::RowidRange before(const trace::RowidRange& r) {
+  return r.all() ? trace::RowidRange{} : trace::RowidRange{.to = r.from};
+}
+
 // The events of each group of the view: a process, a thread (GPU work goes to the thread that
-// launched it), or the whole run (key 0). Process keys are pids, thread keys globalTids.
+// launched it), or the whole run (key 0). Process keys are pids, thread keys globalTids. `gpu`,
+// where there is one, is handed the rows of the CUDA API and GPU tables too.
 //
 // Reading rows from SQLite is most of the analysis's time, so it uses two cores: a second thread
 // reads the CPU intervals on a connection of its own (opened with the same read-only, defensive
-// settings as the reader's), while this one reads everything else on the reader's. Each fills
-// its own GroupBuilder; nothing is shared between them until the join. The merge then gives each
-// group exactly the vectors a sequential read (CPU intervals first) would: the CPU thread's
-// categories followed by the others', and the vectors only one side fills moved as they are.
+// settings as the reader's), while this one reads everything else on the reader's. Where one side
+// has most of the rows, the other thread reads the end of its biggest table too: the CPU
+// intervals' end here, or the kernels' end there (not in the thread view, where a kernel's group
+// is the thread that launched it, known once this thread has read the API calls). Each thread
+// fills its own GroupBuilder (and GPU metrics); nothing is shared between them until the join.
+// The merge then gives each group the rows a sequential read (CPU intervals first) would.
 std::map<std::int64_t, ProcessEvents> readEvents(trace::TraceReader& reader, View view,
-                                                 std::string_view sourceFormat) {
-  GroupBuilder cpu(view), cpuTail(view);
+                                                 std::string_view sourceFormat,
+                                                 GpuMetricsBuilder* gpu) {
+  GroupBuilder cpu(view), cpuTail(view), kernelTail(view);
+  std::optional<GpuMetricsBuilder> gpuKernelTail, gpuAfterKernels;
   std::exception_ptr cpuError;
   const CpuRowsShape shape = cpuRowsShape(sourceFormat);
-  // Where the CPU intervals are most of the rows, this thread reads the end of them after its
-  // own tables, so that both threads read about as many rows.
-  trace::RowidRange head, tail;
+  trace::RowidRange cpuTailRange, kernelTailRange;
   const TableRows tables = tableRows(reader.db());
+  const std::size_t rows = tables.cpuIntervals, other = tables.other();
   if (!shape.mayNest) {
-    std::size_t rows = tables.cpuIntervals, other = tables.other();
     // The first group's categories also take the other reader's (CUDA API calls, GPU work) and
     // one Native interval per operation later (reserveAddedIntervals).
     cpu.reserveFirstGroup(
         {.categories = rows + other, .nativeCalls = rows, .pythonEventSpans = rows});
-    if (rows > kSplitCpuIntervalsAbove && rows > other) {
-      std::int64_t first =
-          reader.db().queryInt("SELECT MIN(rowid) FROM rlscope_cpu_intervals").value_or(0);
-      auto share = static_cast<std::int64_t>((rows + other) / 2);
-      head = {.to = first + share};
-      tail = {.from = first + share};
-      std::size_t tailRows = rows - static_cast<std::size_t>(share);
+    if (rows > kSplitTableAbove && rows > other) {
+      std::size_t tailRows = (rows - other) / 2;
+      cpuTailRange = lastRows(reader.db(), trace::table::kCpuIntervals, tailRows);
       cpuTail.reserveFirstGroup(
           {.categories = tailRows, .nativeCalls = tailRows, .pythonEventSpans = tailRows});
     }
   }
-  auto readCpu = [&cpu, &cpuError, head, mayNest = shape.mayNest, path = reader.db().path()] {
+  if (view != View::kThread && tables.kernels > kSplitTableAbove && other > rows) {
+    std::size_t tailRows = std::min((other - rows) / 2, tables.kernels);
+    kernelTailRange = lastRows(reader.db(), trace::table::kKernel, tailRows);
+    kernelTail.reserveFirstGroup({.categories = tailRows, .gpu = tailRows});
+    if (gpu) {
+      gpuKernelTail.emplace(gpu->options());
+      gpuAfterKernels.emplace(gpu->options());
+    }
+  }
+  auto readCpu = [&, head = before(cpuTailRange), path = reader.db().path()] {
     try {
       trace::Database db(path, trace::Database::Mode::kReadOnlyUntrusted);
-      readCpuIntervals(db, cpu, mayNest, head);
+      readCpuIntervals(db, cpu, shape.mayNest, head);
+      if (!kernelTailRange.all())
+        readGpuTable(db, GpuTable::kKernel, view, kernelTail, {},
+                     gpuKernelTail ? &*gpuKernelTail : nullptr, kernelTailRange);
     } catch (...) {
       cpuError = std::current_exception();
     }
@@ -456,8 +514,9 @@ std::map<std::int64_t, ProcessEvents> readEvents(trace::TraceReader& reader, Vie
   CudaReadState state;
   std::exception_ptr restError;
   try {
-    state = readCudaAndOperations(reader, view, rest, tables);
-    if (!tail.all()) readCpuIntervals(reader.db(), cpuTail, false, tail);
+    state = readCudaAndOperations(reader, view, rest, tables, before(kernelTailRange), gpu,
+                                  gpuAfterKernels ? &*gpuAfterKernels : gpu);
+    if (!cpuTailRange.all()) readCpuIntervals(reader.db(), cpuTail, false, cpuTailRange);
   } catch (...) {
     restError = std::current_exception();
   }
@@ -465,7 +524,10 @@ std::map<std::int64_t, ProcessEvents> readEvents(trace::TraceReader& reader, Vie
   // The error a sequential read would have met first.
   if (cpuError) std::rethrow_exception(cpuError);
   if (restError) std::rethrow_exception(restError);
-  if (!tail.all()) appendGroups(cpu, cpuTail);
+  if (!cpuTailRange.all()) appendGroups(cpu, cpuTail);
+  if (!kernelTailRange.all()) appendGroups(rest, kernelTail);
+  if (gpuKernelTail) gpu->append(std::move(*gpuKernelTail));
+  if (gpuAfterKernels) gpu->append(std::move(*gpuAfterKernels));
 
   std::map<std::int64_t, ProcessEvents> groups = std::move(rest.groups);
   for (auto& [key, c] : cpu.groups) {
@@ -854,21 +916,28 @@ struct AnalysisContext {
 // saves.
 constexpr std::size_t kSweepBesideAbove = 100'000;
 
-// The overlap sweep of a group, started beside the calling thread, which attributes launches and
-// transitions to operations meanwhile: the two read the same inputs and write nothing the other
-// reads, and after reading the trace they are most of the analysis, on one core otherwise. The
-// inputs must outlive the future's get() (a std::async future waits for its thread when destroyed).
-std::future<OverlapResult> sweepBeside(const std::vector<CategoryInterval>& categories,
-                                       const std::vector<OperationSpan>& operations) {
-  auto sweep = [&categories, &operations] { return computeOverlap(categories, operations); };
-  if (categories.size() > kSweepBesideAbove) {
+// `work` started on a thread of its own, where one is to be had; otherwise (or with `beside`
+// false) it runs at the future's get(), in the caller's. What it uses must outlive the get() (a
+// std::async future waits for its thread when destroyed).
+template <class Work>
+std::future<std::invoke_result_t<Work>> runBeside(Work work, bool beside = true) {
+  if (beside) {
     try {
-      return std::async(std::launch::async, sweep);
+      return std::async(std::launch::async, work);
     } catch (const std::system_error&) {
-      // no thread to be had: the sweep runs at get(), in this one
+      // no thread to be had
     }
   }
-  return std::async(std::launch::deferred, sweep);
+  return std::async(std::launch::deferred, std::move(work));
+}
+
+// The overlap sweep of a group, started beside the calling thread, which attributes launches and
+// transitions to operations meanwhile: the two read the same inputs and write nothing the other
+// reads, and after reading the trace they are most of the analysis, on one core otherwise.
+std::future<OverlapResult> sweepBeside(const std::vector<CategoryInterval>& categories,
+                                       const std::vector<OperationSpan>& operations) {
+  return runBeside([&categories, &operations] { return computeOverlap(categories, operations); },
+                   categories.size() > kSweepBesideAbove);
 }
 
 // One group's events swept into its rows of `out`.
@@ -1287,7 +1356,10 @@ Breakdown analyzeTrace(trace::TraceReader& reader, const AnalyzeOptions& options
     costs = overheadCosts(reader, options, *out.correction);
   }
   out.view = options.view;
-  auto groups = readEvents(reader, options.view, out.sourceFormat);
+  auto groups = readEvents(reader, options.view, out.sourceFormat, options.gpuMetrics);
+  // Every GPU row is in: the GPU metrics are summed up beside the breakdown's sweeps.
+  std::future<void> gpuSummary;
+  if (options.gpuMetrics) gpuSummary = runBeside([gpu = options.gpuMetrics] { gpu->summarize(); });
   if (costs) correctTotal(reader, *costs, groups, window, out);
   const AnalysisContext context{reader, options, costs ? &*costs : nullptr, window};
   for (auto& [key, events] : groups) {
@@ -1306,6 +1378,7 @@ Breakdown analyzeTrace(trace::TraceReader& reader, const AnalyzeOptions& options
     std::sort(out.operations.begin() + static_cast<std::ptrdiff_t>(first), out.operations.end(),
               [](const auto& a, const auto& b) { return a.time > b.time; });
   }
+  if (gpuSummary.valid()) gpuSummary.get();
   return out;
 }
 

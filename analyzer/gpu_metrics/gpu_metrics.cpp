@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <compare>
 #include <functional>
 #include <limits>
 #include <map>
 #include <numeric>
+#include <optional>
 #include <queue>
 #include <span>
 #include <tuple>
@@ -109,14 +111,19 @@ struct ApiSpan {
   TimeNs end = 0;
 };
 
-// The API calls sorted by (pid, correlation id), looked up as the GPU tables stream by. Rows
-// come in storage order, where correlation ids mostly grow, so each lookup gallops from the last
-// hit instead of hashing into a table of millions: 32 bytes per call, and a lookup is usually a
-// step or two (1.85 M calls: 1.2-1.5 s with an unordered_map, under a third of that now).
+// The API calls sorted by (pid, correlation id), looked up in the activities' storage order,
+// where correlation ids mostly grow, so each lookup gallops from the last hit instead of hashing
+// into a table of millions: 32 bytes per call, and a lookup is usually a step or two (1.85 M
+// calls: 1.2-1.5 s with an unordered_map, under a third of that now).
 class LaunchIndex {
  public:
   void add(std::int64_t pid, std::int64_t correlationId, ApiSpan span) {
     calls_.push_back({pid, correlationId, span, static_cast<std::uint32_t>(calls_.size())});
+  }
+
+  void append(LaunchIndex&& later) {
+    for (Call c : later.calls_) add(c.pid, c.correlationId, c.span);
+    later = {};
   }
 
   // Sorts by key; where several calls share one, the first added stays (callers add runtime
@@ -156,40 +163,27 @@ class LaunchIndex {
   std::size_t hint_ = 0;
 };
 
-LaunchIndex readLaunches(trace::TraceReader& reader) {
-  LaunchIndex launches;
-  // Runtime first: should a driver call carry the same id, the runtime call is the one the
-  // application made (the first added stays).
-  for (auto table : {trace::table::kRuntime, trace::table::kDriver})
-    trace::scan(reader.db(), table, "globalTid, correlationId, start, end",
-                [&](trace::Statement& st) {
-                  std::int64_t correlationId = st.columnInt(1);
-                  TimeNs start = st.columnInt(2), end = st.columnInt(3);
-                  if (correlationId == 0 || end < start) return;
-                  launches.add(trace::pidOfGlobalId(st.columnInt(0)), correlationId, {start, end});
-                });
-  launches.finish();
-  return launches;
-}
-
 // --- Per-process accumulation while the GPU tables stream by -----------------------------------
 
-// What the idle analysis keeps of one activity (32 bytes): the rest of the row is consumed as it
-// streams by. `lane` indexes the process's (device, stream) pairs.
+// What the join and the idle analysis keep of one activity (40 bytes): the rest of the row is
+// consumed as it streams by. `lane` indexes the process's (device, stream) pairs.
 struct Activity {
   TimeNs start = 0;
   TimeNs end = 0;
-  TimeNs launchStart = 0;  // CPU start of the launching API call, when `launched`
+  std::int64_t correlationId = 0;
+  TimeNs launchStart = 0;  // CPU start of the launching API call, when `launched` (the join's)
   std::uint32_t lane = 0;
+  bool kernel = false;
   bool launched = false;
 };
 
 struct Lane {
   std::int64_t deviceId = 0;
   std::int64_t streamId = 0;
+  auto operator<=>(const Lane&) const = default;
 };
 
-// Launch counts and short kernels as rows stream by; the delays, for their statistics at the end.
+// Launch counts and short kernels; the delays, for their statistics at the end.
 struct LaunchAccumulator {
   LaunchStats stats;
   std::vector<TimeNs> delays;
@@ -208,98 +202,60 @@ struct LaunchAccumulator {
   }
 };
 
-enum class ActivityKind { kKernel, kMemory };
+// A kernel's names as the trace gives them: the demangled one, or the short one where that is
+// empty. Resolved at the end: per row, hashing two integers, not a long name.
+struct KernelNameIds {
+  trace::StringId demangled = trace::kNoString, shortName = trace::kNoString;
+  bool operator==(const KernelNameIds&) const = default;
+};
+struct KernelNameIdsHash {
+  std::size_t operator()(const KernelNameIds& k) const {
+    return std::hash<std::int64_t>()(k.demangled * 0x9E3779B97F4A7C15LL ^ k.shortName);
+  }
+};
 
 struct ProcessAccumulator {
   std::vector<Activity> activities;
   std::vector<Lane> lanes;
-  std::map<std::pair<std::int64_t, std::int64_t>, std::uint32_t> laneIndex;
-  std::unordered_map<trace::StringId, KernelStats> kernelsByNameId;
+  std::map<Lane, std::uint32_t> laneIndex;
+  std::unordered_map<KernelNameIds, KernelStats, KernelNameIdsHash> kernelsByNameIds;
   std::map<std::string_view, KernelStats> memoryByName;  // memcpy kinds and memset: a handful
   LaunchAccumulator launch;                              // kernels, memcpys and memsets
   LaunchAccumulator kernelLaunch;                        // kernels only
 
-  std::uint32_t laneOf(std::int64_t deviceId, std::int64_t streamId) {
-    auto [it, added] =
-        laneIndex.emplace(std::pair{deviceId, streamId}, static_cast<std::uint32_t>(lanes.size()));
-    if (added) lanes.push_back({deviceId, streamId});
+  std::uint32_t laneOf(const Lane& lane) {
+    auto [it, added] = laneIndex.emplace(lane, static_cast<std::uint32_t>(lanes.size()));
+    if (added) lanes.push_back(lane);
     return it->second;
   }
 
-  // One kernel, memcpy or memset: its launch join and its compact row.
-  void addActivity(LaunchIndex& launches, ActivityKind kind, std::int64_t pid, TimeNs start,
-                   TimeNs end, std::int64_t deviceId, std::int64_t streamId,
-                   std::int64_t correlationId) {
-    const ApiSpan* api = correlationId ? launches.find(pid, correlationId) : nullptr;
-    launch.add(start, end, api);
-    if (kind == ActivityKind::kKernel) kernelLaunch.add(start, end, api);
-    activities.push_back(
-        {start, end, api ? api->start : 0, laneOf(deviceId, streamId), api != nullptr});
+  // Takes the rows of the same process read after these.
+  void append(ProcessAccumulator&& later) {
+    std::vector<std::uint32_t> lane(later.lanes.size());
+    for (std::size_t l = 0; l < lane.size(); ++l) lane[l] = laneOf(later.lanes[l]);
+    activities.reserve(activities.size() + later.activities.size());
+    for (Activity a : later.activities) {
+      a.lane = lane[a.lane];
+      activities.push_back(a);
+    }
+    for (const auto& [ids, stats] : later.kernelsByNameIds) kernelsByNameIds[ids].merge(stats);
+    for (const auto& [name, stats] : later.memoryByName) memoryByName[name].merge(stats);
+    later = {};
+  }
+
+  // Each activity joined to the API call that launched it, the launch statistics counted.
+  void join(std::int64_t pid, LaunchIndex& launches) {
+    for (Activity& a : activities) {
+      const ApiSpan* api = a.correlationId ? launches.find(pid, a.correlationId) : nullptr;
+      launch.add(a.start, a.end, api);
+      if (a.kernel) kernelLaunch.add(a.start, a.end, api);
+      a.launched = api != nullptr;
+      a.launchStart = api ? api->start : 0;
+    }
   }
 };
 
 using Accumulators = std::map<std::int64_t, ProcessAccumulator>;
-
-// The processes' accumulators, looked up only when the process changes: rows of one process come
-// in long runs.
-class ProcessCursor {
- public:
-  explicit ProcessCursor(Accumulators& all) : all_(all) {}
-  ProcessAccumulator& at(std::int64_t pid) {
-    if (!last_ || pid != lastPid_) {
-      last_ = &all_[pid];
-      lastPid_ = pid;
-    }
-    return *last_;
-  }
-
- private:
-  Accumulators& all_;
-  std::int64_t lastPid_ = 0;
-  ProcessAccumulator* last_ = nullptr;
-};
-
-// Streams one GPU table: each row's duration goes to statsOf(process, row) and the row itself,
-// joined to its launch, to the process's activities. The columns every GPU table shares come
-// first (0 globalPid, 1 correlationId, 2 start, 3 end, 4 deviceId, 5 streamId); `moreColumns`,
-// for statsOf, follow from 6.
-template <class StatsOf>
-void scanActivities(trace::Database& db, std::string_view table, std::string_view moreColumns,
-                    ActivityKind kind, LaunchIndex& launches, ProcessCursor& processes,
-                    StatsOf statsOf) {
-  std::string columns = "globalPid, correlationId, start, end, deviceId, streamId";
-  if (!moreColumns.empty()) columns += ", " + std::string(moreColumns);
-  trace::scan(db, table, columns, [&](trace::Statement& st) {
-    TimeNs start = st.columnInt(2), end = st.columnInt(3);
-    if (end < start) return;  // a damaged row: nothing to count
-    std::int64_t pid = trace::pidOfGlobalId(st.columnInt(0));
-    ProcessAccumulator& p = processes.at(pid);
-    statsOf(p, st).add(end - start);
-    p.addActivity(launches, kind, pid, start, end, st.columnInt(4), st.columnInt(5),
-                  st.columnInt(1));
-  });
-}
-
-void readActivities(trace::TraceReader& reader, LaunchIndex& launches, Accumulators& out) {
-  ProcessCursor processes(out);
-  scanActivities(reader.db(), trace::table::kKernel, "demangledName, shortName",
-                 ActivityKind::kKernel, launches, processes,
-                 [&](ProcessAccumulator& p, trace::Statement& st) -> KernelStats& {
-                   // Keyed by the string id: hashing an integer per row, not a long name.
-                   auto demangled = static_cast<trace::StringId>(st.columnInt(6));
-                   return p.kernelsByNameId[reader.string(demangled).empty()
-                                                ? static_cast<trace::StringId>(st.columnInt(7))
-                                                : demangled];
-                 });
-  scanActivities(reader.db(), trace::table::kMemcpy, "copyKind", ActivityKind::kMemory, launches,
-                 processes, [](ProcessAccumulator& p, trace::Statement& st) -> KernelStats& {
-                   return p.memoryByName[memcpyName(st.columnInt(6))];
-                 });
-  scanActivities(reader.db(), trace::table::kMemset, "", ActivityKind::kMemory, launches, processes,
-                 [](ProcessAccumulator& p, trace::Statement&) -> KernelStats& {
-                   return p.memoryByName[kMemsetName];
-                 });
-}
 
 // --- Kernel breakdown ---------------------------------------------------------------------------
 
@@ -332,9 +288,10 @@ class KernelTable {
 
 std::vector<KernelStats> kernelBreakdown(trace::TraceReader& reader, const ProcessAccumulator& p) {
   KernelTable table;
-  for (const auto& [nameId, stats] : p.kernelsByNameId) {
+  for (const auto& [ids, stats] : p.kernelsByNameIds) {
     KernelStats s = stats;
-    s.name = reader.string(nameId);
+    s.name = reader.string(ids.demangled);
+    if (s.name.empty()) s.name = reader.string(ids.shortName);
     if (s.name.empty()) s.name = kUnnamedKernel;
     s.kernelClass = classifyKernel(s.name);
     table.add(s);
@@ -569,8 +526,8 @@ void addUpCounts(LaunchStats& total, const LaunchStats& part) {
 // A process's launch statistics, its counts added to the whole trace's and, where there are other
 // processes, its delays pooled there. `same`: statistics of the same delays, summarized already
 // (a process whose activities are all kernels has the same launch and kernel-launch delays).
-LaunchStats finish(LaunchAccumulator& process, LaunchAccumulator& total, bool pool,
-                   const LaunchStats* same = nullptr) {
+LaunchStats finishLaunches(LaunchAccumulator& process, LaunchAccumulator& total, bool pool,
+                           const LaunchStats* same = nullptr) {
   LaunchStats s = process.stats;
   if (same)
     copyDelays(*same, s);
@@ -587,15 +544,98 @@ bool sameDelays(const LaunchAccumulator& a, const LaunchAccumulator& b) {
 
 }  // namespace
 
-GpuMetrics computeGpuMetrics(trace::TraceReader& reader, const GpuMetricsOptions& options) {
-  Accumulators byProcess;
+// --- The builder --------------------------------------------------------------------------------
+
+// The processes' rows, looked up only when the process changes: rows of one process come in long
+// runs.
+struct GpuMetricsBuilder::Rows {
+  LaunchIndex launches;
+  Accumulators processes;
+  std::int64_t lastPid = 0;
+  ProcessAccumulator* last = nullptr;
+
+  // What summarize() leaves for finish(): everything but the kernels' names, and the kernels of
+  // each of `metrics.processes`.
+  struct Summary {
+    GpuMetrics metrics;
+    std::vector<ProcessAccumulator> kernels;
+  };
+  std::optional<Summary> summary;
+
+  ProcessAccumulator& process(std::int64_t pid) {
+    if (!last || pid != lastPid) {
+      last = &processes[pid];
+      lastPid = pid;
+    }
+    return *last;
+  }
+};
+
+std::string_view GpuMetricsBuilder::tableName(Table table) {
+  switch (table) {
+    case Table::kMemcpy:
+      return trace::table::kMemcpy;
+    case Table::kMemset:
+      return trace::table::kMemset;
+    case Table::kKernel:
+      break;
+  }
+  return trace::table::kKernel;
+}
+
+std::string GpuMetricsBuilder::columns(Table table) {
+  std::string columns = "start, end, globalPid, correlationId, deviceId, streamId";
+  if (table == Table::kKernel) columns += ", demangledName, shortName";
+  if (table == Table::kMemcpy) columns += ", copyKind";
+  return columns;
+}
+
+GpuMetricsBuilder::GpuMetricsBuilder(GpuMetricsOptions options)
+    : options_(options), rows_(std::make_unique<Rows>()) {}
+GpuMetricsBuilder::~GpuMetricsBuilder() = default;
+GpuMetricsBuilder::GpuMetricsBuilder(GpuMetricsBuilder&&) noexcept = default;
+GpuMetricsBuilder& GpuMetricsBuilder::operator=(GpuMetricsBuilder&&) noexcept = default;
+
+void GpuMetricsBuilder::addApiCall(std::int64_t globalTid, std::int64_t correlationId, TimeNs start,
+                                   TimeNs end) {
+  if (correlationId == 0 || end < start) return;
+  rows_->launches.add(trace::pidOfGlobalId(globalTid), correlationId, {start, end});
+}
+
+void GpuMetricsBuilder::addRow(Table table, trace::Statement& row) {
+  TimeNs start = row.columnInt(0), end = row.columnInt(1);
+  if (end < start) return;  // a damaged row: nothing to count
+  ProcessAccumulator& p = rows_->process(trace::pidOfGlobalId(row.columnInt(2)));
+  const bool kernel = table == Table::kKernel;
+  KernelStats& stats =
+      kernel ? p.kernelsByNameIds[{row.columnInt(6), row.columnInt(7)}]
+             : p.memoryByName[table == Table::kMemcpy ? memcpyName(row.columnInt(6)) : kMemsetName];
+  stats.add(end - start);
+  p.activities.push_back({.start = start,
+                          .end = end,
+                          .correlationId = row.columnInt(3),
+                          .lane = p.laneOf({row.columnInt(4), row.columnInt(5)}),
+                          .kernel = kernel});
+}
+
+void GpuMetricsBuilder::append(GpuMetricsBuilder&& later) {
+  rows_->launches.append(std::move(later.rows_->launches));
+  for (auto& [pid, p] : later.rows_->processes) rows_->processes[pid].append(std::move(p));
+  later.rows_ = std::make_unique<Rows>();
+  rows_->last = nullptr;
+}
+
+void GpuMetricsBuilder::summarize() {
+  if (rows_->summary) return;
+  Accumulators byProcess = std::move(rows_->processes);
   {
-    LaunchIndex launches = readLaunches(reader);
-    readActivities(reader, launches, byProcess);
+    LaunchIndex launches = std::move(rows_->launches);
+    rows_ = std::make_unique<Rows>();
+    launches.finish();
+    for (auto& [pid, p] : byProcess) p.join(pid, launches);
   }  // the join is done: free the API calls before the per-process work
 
-  GpuMetrics out;
-  KernelTable allKernels;
+  Rows::Summary& out = rows_->summary.emplace();
   LaunchAccumulator allLaunches, allKernelLaunches;
   // With one process, the whole trace's delays are its own: not copied and selected again.
   const bool pool = byProcess.size() > 1;
@@ -603,32 +643,59 @@ GpuMetrics computeGpuMetrics(trace::TraceReader& reader, const GpuMetricsOptions
     ProcessGpuMetrics m{.pid = pid};
     GpuSummary& s = m.metrics;
     s.activities = p.activities.size();
-    s.kernels = kernelBreakdown(reader, p);
-    s.classes = classTotals(s.kernels);
-    s.idle = idleBreakdown(pid, p, options);
-    s.launch = finish(p.launch, allLaunches, pool);
+    s.idle = idleBreakdown(pid, p, options_);
+    s.launch = finishLaunches(p.launch, allLaunches, pool);
     // Kernel launches are a subset of launches: as many means the same.
-    s.kernelLaunch = finish(p.kernelLaunch, allKernelLaunches, pool,
-                            sameDelays(p.kernelLaunch, p.launch) ? &s.launch : nullptr);
+    s.kernelLaunch = finishLaunches(p.kernelLaunch, allKernelLaunches, pool,
+                                    sameDelays(p.kernelLaunch, p.launch) ? &s.launch : nullptr);
+    out.metrics.total.activities += s.activities;
+    addUp(out.metrics.total.idle, s.idle);
+    out.metrics.processes.push_back(std::move(m));
+    // This process's rows released before the next one's work; its kernels named by finish().
+    out.kernels.push_back({.kernelsByNameIds = std::move(p.kernelsByNameIds),
+                           .memoryByName = std::move(p.memoryByName)});
+    p = ProcessAccumulator{};
+  }
+  GpuSummary& total = out.metrics.total;
+  total.launch = allLaunches.stats;
+  total.kernelLaunch = allKernelLaunches.stats;
+  if (pool) {
+    summarizeDelays(allLaunches.delays, total.launch);
+    summarizeDelays(allKernelLaunches.delays, total.kernelLaunch);
+  } else if (!out.metrics.processes.empty()) {
+    copyDelays(out.metrics.processes.front().metrics.launch, total.launch);
+    copyDelays(out.metrics.processes.front().metrics.kernelLaunch, total.kernelLaunch);
+  }
+}
 
-    out.total.activities += s.activities;
+GpuMetrics GpuMetricsBuilder::finish(trace::TraceReader& reader) {
+  summarize();
+  Rows::Summary summary = std::move(*rows_->summary);
+  rows_ = std::make_unique<Rows>();
+  GpuMetrics out = std::move(summary.metrics);
+  KernelTable allKernels;
+  for (std::size_t i = 0; i < out.processes.size(); ++i) {
+    GpuSummary& s = out.processes[i].metrics;
+    s.kernels = kernelBreakdown(reader, summary.kernels[i]);
+    s.classes = classTotals(s.kernels);
     for (const auto& k : s.kernels) allKernels.add(k);
-    addUp(out.total.idle, s.idle);
-    p = ProcessAccumulator{};  // release this process's rows before the next one's work
-    out.processes.push_back(std::move(m));
   }
   out.total.kernels = allKernels.sorted();
   out.total.classes = classTotals(out.total.kernels);
-  out.total.launch = allLaunches.stats;
-  out.total.kernelLaunch = allKernelLaunches.stats;
-  if (pool) {
-    summarizeDelays(allLaunches.delays, out.total.launch);
-    summarizeDelays(allKernelLaunches.delays, out.total.kernelLaunch);
-  } else if (!out.processes.empty()) {
-    copyDelays(out.processes.front().metrics.launch, out.total.launch);
-    copyDelays(out.processes.front().metrics.kernelLaunch, out.total.kernelLaunch);
-  }
   return out;
+}
+
+GpuMetrics computeGpuMetrics(trace::TraceReader& reader, const GpuMetricsOptions& options) {
+  GpuMetricsBuilder builder(options);
+  for (auto table : {trace::table::kRuntime, trace::table::kDriver})
+    trace::scan(
+        reader.db(), table, "globalTid, correlationId, start, end", [&](trace::Statement& st) {
+          builder.addApiCall(st.columnInt(0), st.columnInt(1), st.columnInt(2), st.columnInt(3));
+        });
+  for (auto table : GpuMetricsBuilder::kTables)
+    trace::scan(reader.db(), GpuMetricsBuilder::tableName(table), GpuMetricsBuilder::columns(table),
+                [&](trace::Statement& st) { builder.addRow(table, st); });
+  return builder.finish(reader);
 }
 
 }  // namespace rlscope::analysis

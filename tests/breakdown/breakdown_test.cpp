@@ -10,6 +10,7 @@
 #include <sstream>
 
 #include "rlscope/breakdown/breakdown_output.h"
+#include "rlscope/gpu_metrics/gpu_metrics.h"
 #include "rlscope/trace/global_id.h"
 #include "rlscope/trace/schema.h"
 #include "rlscope/trace/writer.h"
@@ -127,6 +128,69 @@ TEST(Breakdown, CpuIntervalsReadInTwoPartsAddUpAsOne) {
     EXPECT_EQ(o.time, rows * 10) << pid;
     EXPECT_EQ(setTime(o, {"Python"}), rows / 2 * 10) << pid;
     EXPECT_EQ(setTime(o, {"Backend"}), rows / 2 * 10) << pid;
+  }
+}
+
+// A trace whose kernels are most of its rows: this thread reads the end of the kernel table
+// while the other reads the CPU intervals (readEvents), and the GPU metrics handed the rows
+// (AnalyzeOptions::gpuMetrics) are fed in parts too. Groups and metrics come out as one read's,
+// a process whose kernels are all in the end included, launches joined across the parts.
+TEST(Breakdown, KernelsReadInTwoPartsAddUpAsOne) {
+  testing::TempDir dir;
+  auto path = dir / "kernels.sqlite";
+  // 700 k kernels of processes 1, 2, 3, 10 ns each every 20 ns; the end read apart is about the
+  // last 350 k: process 1 in the head, 2 in both parts, 3 in the end. Each process launches its
+  // first 1000 kernels from a CUDA API call.
+  const std::vector<std::pair<std::int64_t, std::int64_t>> rowsOf = {
+      {1, 300'000}, {2, 200'000}, {3, 200'000}};
+  constexpr std::int64_t kLaunched = 1000;
+  {
+    trace::TraceWriter w(path);
+    w.setMeta(trace::meta::kSourceFormat, "rlscope-prof");
+    for (auto [pid, rows] : rowsOf) {
+      addProcess(w, pid);
+      for (std::int64_t i = 0; i < kLaunched; ++i)
+        addApiCall(w, i * 20 - 5, i * 20 - 2, trace::globalTidOf(pid, pid), i + 1);
+    }
+    for (auto [pid, rows] : rowsOf)
+      for (std::int64_t i = 0; i < rows; ++i)
+        addKernel(w, {.start = i * 20,
+                      .end = i * 20 + 10,
+                      .pid = pid,
+                      .correlation = i < kLaunched ? i + 1 : 0,
+                      .name = i % 2 ? "a" : "b",
+                      .stream = 7});
+    w.commit();
+  }
+  trace::TraceReader reader(path);
+  GpuMetricsBuilder gpu;
+  Breakdown b = analyzeTrace(reader, {.gpuMetrics = &gpu});
+  GpuMetrics metrics = gpu.finish(reader);
+  std::map<std::int64_t, const OperationBreakdown*> byProcess;
+  for (const auto& o : b.operations) byProcess[o.process] = &o;
+  ASSERT_EQ(byProcess.size(), rowsOf.size());
+  GpuMetrics oneRead = computeGpuMetrics(reader);
+  ASSERT_EQ(metrics.processes.size(), rowsOf.size());
+  for (std::size_t p = 0; p < rowsOf.size(); ++p) {
+    auto [pid, rows] = rowsOf[p];
+    const auto& o = *byProcess.at(pid);
+    EXPECT_EQ(o.gpu, rows * 10) << pid;
+    EXPECT_EQ(o.launchedGpuActivities, static_cast<std::uint64_t>(rows)) << pid;
+    const GpuSummary& got = metrics.processes[p].metrics;
+    const GpuSummary& want = oneRead.processes[p].metrics;
+    EXPECT_EQ(got.activities, static_cast<std::uint64_t>(rows)) << pid;
+    EXPECT_EQ(got.launch.count, static_cast<std::uint64_t>(kLaunched)) << pid;
+    EXPECT_EQ(got.launch.withoutApiCall, static_cast<std::uint64_t>(rows - kLaunched)) << pid;
+    EXPECT_EQ(got.launch.delayMin, 2) << pid;
+    EXPECT_EQ(got.idle.busy, rows * 10) << pid;
+    EXPECT_EQ(got.idle.span, want.idle.span) << pid;
+    EXPECT_EQ(got.idle.kernelWait, want.idle.kernelWait) << pid;
+    ASSERT_EQ(got.kernels.size(), 2u) << pid;
+    for (std::size_t k = 0; k < 2; ++k) {
+      EXPECT_EQ(got.kernels[k].name, want.kernels[k].name) << pid;
+      EXPECT_EQ(got.kernels[k].count, want.kernels[k].count) << pid;
+      EXPECT_EQ(got.kernels[k].total, want.kernels[k].total) << pid;
+    }
   }
 }
 

@@ -14,6 +14,7 @@
 #include "rlscope/gpu_metrics/gpu_metrics_output.h"
 #include "rlscope/report/analysis_document.h"
 #include "rlscope/trace/global_id.h"
+#include "rlscope/trace/scan.h"
 #include "rlscope/trace/schema.h"
 #include "rlscope/trace/writer.h"
 #include "support/run_command.h"
@@ -399,6 +400,105 @@ TEST(GpuMetricsLaunch, JoinMatchesAMapOnRandomTraces) {
       for (auto v : want) sum += static_cast<double>(v);
       EXPECT_NEAR(got.delayMean, sum / static_cast<double>(want.size()), 1e-6);
     }
+  }
+}
+
+// Numbers equal to a relative 1e-12 (Welford means and spreads merged from parts round
+// differently from one pass), everything else exactly.
+void expectSameJson(const nlohmann::json& got, const nlohmann::json& want, const std::string& at) {
+  if (want.is_number_float() || got.is_number_float()) {
+    double g = got.get<double>(), w = want.get<double>();
+    EXPECT_NEAR(g, w, 1e-12 * std::max(1.0, std::abs(w))) << at;
+  } else if (want.is_structured()) {
+    ASSERT_EQ(got.type(), want.type()) << at;
+    ASSERT_EQ(got.size(), want.size()) << at;
+    if (want.is_object())
+      for (auto it = want.begin(); it != want.end(); ++it) {
+        ASSERT_TRUE(got.contains(it.key())) << at << "." << it.key();
+        expectSameJson(got[it.key()], it.value(), at + "." + it.key());
+      }
+    else
+      for (std::size_t i = 0; i < want.size(); ++i)
+        expectSameJson(got[i], want[i], at + "[" + std::to_string(i) + "]");
+  } else {
+    EXPECT_EQ(got, want) << at;
+  }
+}
+
+// A caller that reads the GPU tables in parts (rlscope analyze's breakdown reads the end of a big
+// kernel table on a second thread) hands each part to a builder of its own and appends them in
+// rowid order: the metrics are those of one read, on random traces of two processes with
+// kernels, copies and sets on several streams, cut anywhere.
+TEST(GpuMetricsBuilder, RowsReadInPartsGiveTheMetricsOfOneRead) {
+  testing::TempDir dir;
+  std::mt19937_64 rng(11);
+  for (int round = 0; round < 8; ++round) {
+    auto path = dir / ("parts" + std::to_string(round) + ".sqlite");
+    {
+      TraceBuilder b(path);
+      std::uniform_int_distribution<std::int64_t> id(1, 400), time(0, 200000), length(1, 300);
+      for (int i = 0; i < 300; ++i) {
+        std::int64_t pid = rng() % 2 ? kPidA : kPidB;
+        TimeNs start = time(rng);
+        b.api(pid, id(rng), start, start + length(rng),
+              rng() % 4 ? trace::ApiKind::kRuntime : trace::ApiKind::kDriver);
+      }
+      const char* names[] = {"gemm", "relu", "ncclKernel_AllReduce", ""};
+      for (int i = 0; i < 500; ++i) {
+        std::int64_t pid = rng() % 2 ? kPidA : kPidB;
+        TimeNs start = time(rng);
+        // Sorted on most lanes, as streams are stored; one lane in random order.
+        std::int64_t stream = static_cast<std::int64_t>(rng() % 3);
+        if (stream != 2) start = i * 400 + static_cast<TimeNs>(rng() % 50);
+        b.kernel(pid, names[rng() % 4], start, start + length(rng), id(rng),
+                 static_cast<std::int64_t>(rng() % 2), stream);
+      }
+      for (int i = 0; i < 60; ++i) {
+        std::int64_t pid = rng() % 2 ? kPidA : kPidB;
+        TimeNs start = time(rng);
+        trace::MemcpyRecord c{.start = start,
+                              .end = start + length(rng),
+                              .streamId = 1,
+                              .correlationId = id(rng),
+                              .globalPid = trace::globalPidOf(pid),
+                              .copyKind = static_cast<std::int64_t>(rng() % 3)};
+        b.writer().addMemcpy(c);
+        trace::MemsetRecord m{.start = start + 7,
+                              .end = start + 9,
+                              .streamId = 2,
+                              .correlationId = id(rng),
+                              .globalPid = trace::globalPidOf(pid)};
+        b.writer().addMemset(m);
+      }
+      b.writer().commit();
+    }
+    trace::TraceReader reader(path);
+    const nlohmann::json want =
+        gpuMetricsToJson(computeGpuMetrics(reader, {.kernelWaitThreshold = 40}), 0);
+    // The API calls and kernel rows before the cut, the kernels after it, then copies and sets.
+    const std::int64_t cut = 1 + static_cast<std::int64_t>(rng() % 501);
+    std::vector<GpuMetricsBuilder> parts;
+    for (int i = 0; i < 3; ++i) parts.emplace_back(GpuMetricsOptions{.kernelWaitThreshold = 40});
+    for (auto table : {trace::table::kRuntime, trace::table::kDriver})
+      trace::scan(
+          reader.db(), table, "globalTid, correlationId, start, end", [&](trace::Statement& st) {
+            parts[0].addApiCall(st.columnInt(0), st.columnInt(1), st.columnInt(2), st.columnInt(3));
+          });
+    using Table = GpuMetricsBuilder::Table;
+    auto read = [&](Table table, GpuMetricsBuilder& into, trace::RowidRange range) {
+      trace::scan(
+          reader.db(), GpuMetricsBuilder::tableName(table), GpuMetricsBuilder::columns(table),
+          [&](trace::Statement& st) { into.addRow(table, st); }, range);
+    };
+    read(Table::kKernel, parts[0], {.to = cut});
+    read(Table::kKernel, parts[1], {.from = cut});
+    read(Table::kMemcpy, parts[2], {});
+    read(Table::kMemset, parts[2], {});
+    parts[0].append(std::move(parts[1]));
+    parts[0].append(std::move(parts[2]));
+    if (round % 2) parts[0].summarize();  // as the analysis does it, on a thread of its own
+    expectSameJson(gpuMetricsToJson(parts[0].finish(reader), 0), want,
+                   "round " + std::to_string(round) + " cut " + std::to_string(cut));
   }
 }
 

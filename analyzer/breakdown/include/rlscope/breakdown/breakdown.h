@@ -19,6 +19,8 @@
 
 namespace rlscope::analysis {
 
+class GpuMetricsBuilder;  // rlscope/gpu_metrics/gpu_metrics.h
+
 inline constexpr const char* kUnannotatedName = "(unannotated)";
 
 struct CategorySetTime {
@@ -142,6 +144,10 @@ struct AnalyzeOptions {
   // leaves out the once-per-process cost and the bias, which belong to the whole run. A window
   // that holds the trace's whole time span is the whole run, and is ignored.
   std::optional<TimeWindow> window;
+  // Also handed the rows of the CUDA API and GPU tables as they are read (the GPU metrics that
+  // `rlscope analyze` prints with the breakdown), so that those tables are read once. Finish it
+  // after analyzeTrace returns.
+  GpuMetricsBuilder* gpuMetrics = nullptr;
 };
 
 // A CUPTI correlation id made unique across the processes of a run (CUPTI's are unique per

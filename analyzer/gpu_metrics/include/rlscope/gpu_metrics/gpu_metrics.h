@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -118,6 +119,45 @@ struct GpuMetrics {
   GpuSummary total;
   std::vector<ProcessGpuMetrics> processes;  // processes with GPU activity, by pid
   bool available() const { return total.activities > 0; }
+};
+
+// The GPU metrics of rows handed in while a caller streams the trace's tables: for a caller that
+// reads them for an analysis of its own too (rlscope analyze's breakdown), so that each table is
+// read once. Hand in the runtime API calls before the driver's (where both carry an id, the
+// runtime call is the one the application made) and each table's rows in storage order; rows read
+// in parts, on threads of their own, go to builders of their own, appended in rowid order.
+class GpuMetricsBuilder {
+ public:
+  enum class Table { kKernel, kMemcpy, kMemset };
+  static constexpr Table kTables[] = {Table::kKernel, Table::kMemcpy, Table::kMemset};
+  static std::string_view tableName(Table table);
+  // The columns addRow decodes, for `SELECT <columns> FROM <tableName>`: `start, end, globalPid,
+  // correlationId` first, in that order (a caller may decode them too), then the table's own.
+  static std::string columns(Table table);
+
+  explicit GpuMetricsBuilder(GpuMetricsOptions options = {});
+  ~GpuMetricsBuilder();
+  GpuMetricsBuilder(GpuMetricsBuilder&&) noexcept;
+  GpuMetricsBuilder& operator=(GpuMetricsBuilder&&) noexcept;
+  const GpuMetricsOptions& options() const { return options_; }
+
+  void addApiCall(std::int64_t globalTid, std::int64_t correlationId, trace::TimeNs start,
+                  trace::TimeNs end);
+  // One row of `table`, selected with columns(table).
+  void addRow(Table table, trace::Statement& row);
+  // Takes the rows of a builder that read the rows after this one's.
+  void append(GpuMetricsBuilder&& later);
+  // Joins the activities to their launches and sums them up: all of finish()'s work but naming
+  // the kernels, for a caller to run on a thread of its own once every row is in.
+  void summarize();
+  // The metrics, summarized first where summarize() was not called; kernel names come from
+  // `reader`. The builder is empty afterwards.
+  GpuMetrics finish(trace::TraceReader& reader);
+
+ private:
+  struct Rows;
+  GpuMetricsOptions options_;
+  std::unique_ptr<Rows> rows_;
 };
 
 // Reads the CUDA API calls (runtime and driver) and the GPU activity (kernels, memcpys, memsets)
