@@ -121,6 +121,8 @@ class LaunchIndex {
     calls_.push_back({pid, correlationId, span, static_cast<std::uint32_t>(calls_.size())});
   }
 
+  void reserve(std::size_t calls) { calls_.reserve(calls); }
+
   void append(LaunchIndex&& later) {
     for (Call c : later.calls_) add(c.pid, c.correlationId, c.span);
     later = {};
@@ -165,16 +167,23 @@ class LaunchIndex {
 
 // --- Per-process accumulation while the GPU tables stream by -----------------------------------
 
-// What the join and the idle analysis keep of one activity (40 bytes): the rest of the row is
-// consumed as it streams by. `lane` indexes the process's (device, stream) pairs.
+// What the join and the idle analysis keep of one activity as it streams by (32 bytes); the rest
+// of the row is consumed. `lane` indexes the process's (device, stream) pairs.
 struct Activity {
   TimeNs start = 0;
   TimeNs end = 0;
   std::int64_t correlationId = 0;
-  TimeNs launchStart = 0;  // CPU start of the launching API call, when `launched` (the join's)
   std::uint32_t lane = 0;
   bool kernel = false;
-  bool launched = false;
+};
+
+// What the idle analysis keeps of an activity once joined (24 bytes).
+struct JoinedActivity {
+  static constexpr TimeNs kNotLaunched = std::numeric_limits<TimeNs>::min();
+  TimeNs start = 0;
+  TimeNs end = 0;
+  TimeNs launchStart = kNotLaunched;  // CPU start of the launching API call, if one was found
+  bool launched() const { return launchStart != kNotLaunched; }
 };
 
 struct Lane {
@@ -216,6 +225,7 @@ struct KernelNameIdsHash {
 
 struct ProcessAccumulator {
   std::vector<Activity> activities;
+  std::uint64_t kernels = 0;  // of the activities
   std::vector<Lane> lanes;
   std::map<Lane, std::uint32_t> laneIndex;
   std::unordered_map<KernelNameIds, KernelStats, KernelNameIdsHash> kernelsByNameIds;
@@ -233,25 +243,28 @@ struct ProcessAccumulator {
   void append(ProcessAccumulator&& later) {
     std::vector<std::uint32_t> lane(later.lanes.size());
     for (std::size_t l = 0; l < lane.size(); ++l) lane[l] = laneOf(later.lanes[l]);
-    activities.reserve(activities.size() + later.activities.size());
-    for (Activity a : later.activities) {
-      a.lane = lane[a.lane];
-      activities.push_back(a);
-    }
+    for (Activity& a : later.activities) a.lane = lane[a.lane];
+    if (activities.empty())
+      activities = std::move(later.activities);
+    else
+      activities.insert(activities.end(), later.activities.begin(), later.activities.end());
+    kernels += later.kernels;
     for (const auto& [ids, stats] : later.kernelsByNameIds) kernelsByNameIds[ids].merge(stats);
     for (const auto& [name, stats] : later.memoryByName) memoryByName[name].merge(stats);
     later = {};
   }
 
-  // Each activity joined to the API call that launched it, the launch statistics counted.
-  void join(std::int64_t pid, LaunchIndex& launches) {
-    for (Activity& a : activities) {
-      const ApiSpan* api = a.correlationId ? launches.find(pid, a.correlationId) : nullptr;
-      launch.add(a.start, a.end, api);
-      if (a.kernel) kernelLaunch.add(a.start, a.end, api);
-      a.launched = api != nullptr;
-      a.launchStart = api ? api->start : 0;
-    }
+  // Whether every activity is a kernel: then the kernel launches are the launches, and only
+  // `launch` counts them.
+  bool onlyKernels() const { return kernels == activities.size(); }
+
+  // An activity (in storage order) joined to the API call that launched it, its launch counted.
+  JoinedActivity join(std::int64_t pid, LaunchIndex& launches, const Activity& a,
+                      bool countKernels) {
+    const ApiSpan* api = a.correlationId ? launches.find(pid, a.correlationId) : nullptr;
+    launch.add(a.start, a.end, api);
+    if (countKernels && a.kernel) kernelLaunch.add(a.start, a.end, api);
+    return {a.start, a.end, api ? api->start : JoinedActivity::kNotLaunched};
   }
 };
 
@@ -341,9 +354,9 @@ class UnionWalk {
 };
 
 // HTA's rule for the gap before activity `a` on its stream, which was last busy until `prevEnd`.
-void classifyGap(const Activity& a, TimeNs prevEnd, TimeNs gap, const GpuMetricsOptions& options,
-                 StreamIdle& s) {
-  if (a.launched && a.launchStart > prevEnd)
+void classifyGap(const JoinedActivity& a, TimeNs prevEnd, TimeNs gap,
+                 const GpuMetricsOptions& options, StreamIdle& s) {
+  if (a.launched() && a.launchStart > prevEnd)
     s.hostWait += gap;  // the CPU had not yet asked for it: the GPU starved
   else if (gap < options.kernelWaitThreshold)
     s.kernelWait += gap;  // back-to-back launch overhead
@@ -351,21 +364,26 @@ void classifyGap(const Activity& a, TimeNs prevEnd, TimeNs gap, const GpuMetrics
     s.other += gap;  // synchronization, events, waits on other streams
 }
 
-// A process's activities grouped by lane (device and stream), each lane's in start order. Rows
-// come in storage order, where a stream's work is nearly always in start order already: a
-// counting sort by lane keeps that order and only a lane that is not sorted gets sorted, instead
-// of sorting every row (a third of the GPU metrics' time on kernel-heavy traces).
+// A process's activities joined to their launches and grouped by lane (device and stream), each
+// lane's in start order. Rows come in storage order, where a stream's work is nearly always in
+// start order already: a counting sort by lane keeps that order and only a lane that is not sorted
+// gets sorted, instead of sorting every row (a third of the GPU metrics' time on kernel-heavy
+// traces). The join happens as the rows are placed: one pass over them.
 class LaneRuns {
  public:
   // Takes the activities: they are freed once grouped, not kept beside their copy.
-  LaneRuns(std::vector<Activity> activities, std::size_t laneCount) : begin_(laneCount + 1, 0) {
+  template <class Join>
+  LaneRuns(std::vector<Activity> activities, std::size_t laneCount, Join&& join)
+      : begin_(laneCount + 1, 0) {
     for (const Activity& a : activities) ++begin_[a.lane + 1];
     for (std::size_t l = 1; l < begin_.size(); ++l) begin_[l] += begin_[l - 1];
     sorted_.resize(activities.size());
     std::vector<std::size_t> next(begin_.begin(), begin_.end() - 1);
-    for (const Activity& a : activities) sorted_[next[a.lane]++] = a;
+    for (const Activity& a : activities) sorted_[next[a.lane]++] = join(a);
     activities = std::vector<Activity>();  // released now, before the lanes are sorted
-    auto byStart = [](const Activity& a, const Activity& b) { return a.start < b.start; };
+    auto byStart = [](const JoinedActivity& a, const JoinedActivity& b) {
+      return a.start < b.start;
+    };
     for (std::uint32_t l = 0; l < lanes(); ++l) {
       auto run = this->run(l);
       if (!std::is_sorted(run.begin(), run.end(), byStart))
@@ -374,20 +392,20 @@ class LaneRuns {
   }
 
   std::uint32_t lanes() const { return static_cast<std::uint32_t>(begin_.size() - 1); }
-  std::span<Activity> run(std::uint32_t lane) {
+  std::span<JoinedActivity> run(std::uint32_t lane) {
     return {sorted_.data() + begin_[lane], sorted_.data() + begin_[lane + 1]};
   }
 
  private:
   std::vector<std::size_t> begin_;  // lane l's activities are [begin_[l], begin_[l + 1])
-  std::vector<Activity> sorted_;
+  std::vector<JoinedActivity> sorted_;
 };
 
-StreamIdle streamIdle(std::int64_t pid, const Lane& lane, std::span<const Activity> run,
+StreamIdle streamIdle(std::int64_t pid, const Lane& lane, std::span<const JoinedActivity> run,
                       const GpuMetricsOptions& options) {
   StreamIdle s{.pid = pid, .deviceId = lane.deviceId, .streamId = lane.streamId};
   UnionWalk walk;
-  for (const Activity& a : run) {
+  for (const JoinedActivity& a : run) {
     TimeNs prevEnd = walk.end();
     TimeNs gap = walk.add(a.start, a.end);
     if (gap > 0) classifyGap(a, prevEnd, gap, options, s);
@@ -401,7 +419,7 @@ StreamIdle streamIdle(std::int64_t pid, const Lane& lane, std::span<const Activi
 
 // The union of a device's lanes, walked in start order by merging the lanes' sorted runs.
 DeviceIdle deviceIdle(std::int64_t pid, std::int64_t deviceId,
-                      const std::vector<std::span<const Activity>>& runs) {
+                      const std::vector<std::span<const JoinedActivity>>& runs) {
   using Head = std::pair<TimeNs, std::size_t>;  // (start of the run's next activity, run)
   std::priority_queue<Head, std::vector<Head>, std::greater<>> heads;
   std::vector<std::size_t> at(runs.size(), 0);
@@ -436,11 +454,14 @@ void addUp(IdleBreakdown& total, const IdleBreakdown& part) {
   total.streams.insert(total.streams.end(), part.streams.begin(), part.streams.end());
 }
 
-// Consumes the process's activities (p.activities is empty afterwards).
-IdleBreakdown idleBreakdown(std::int64_t pid, ProcessAccumulator& p,
+// Joins the process's activities to their launches (counting them in p.launch and
+// p.kernelLaunch) and consumes them: p.activities is empty afterwards.
+IdleBreakdown idleBreakdown(std::int64_t pid, ProcessAccumulator& p, LaunchIndex& launches,
                             const GpuMetricsOptions& options) {
   IdleBreakdown idle;
-  LaneRuns byLane(std::exchange(p.activities, {}), p.lanes.size());
+  const bool countKernels = !p.onlyKernels();
+  LaneRuns byLane(std::exchange(p.activities, {}), p.lanes.size(),
+                  [&](const Activity& a) { return p.join(pid, launches, a, countKernels); });
   // Lanes by device and stream: the order the streams are listed in, and each device's runs.
   std::vector<std::uint32_t> order(byLane.lanes());
   std::iota(order.begin(), order.end(), 0u);
@@ -448,7 +469,7 @@ IdleBreakdown idleBreakdown(std::int64_t pid, ProcessAccumulator& p,
     return std::tie(p.lanes[a].deviceId, p.lanes[a].streamId) <
            std::tie(p.lanes[b].deviceId, p.lanes[b].streamId);
   });
-  std::vector<std::span<const Activity>> deviceRuns;
+  std::vector<std::span<const JoinedActivity>> deviceRuns;
   for (std::size_t i = 0; i < order.size(); ++i) {
     const Lane& lane = p.lanes[order[i]];
     auto run = byLane.run(order[i]);
@@ -525,7 +546,7 @@ void addUpCounts(LaunchStats& total, const LaunchStats& part) {
 
 // A process's launch statistics, its counts added to the whole trace's and, where there are other
 // processes, its delays pooled there. `same`: statistics of the same delays, summarized already
-// (a process whose activities are all kernels has the same launch and kernel-launch delays).
+// (kernel launches as many as the launches).
 LaunchStats finishLaunches(LaunchAccumulator& process, LaunchAccumulator& total, bool pool,
                            const LaunchStats* same = nullptr) {
   LaunchStats s = process.stats;
@@ -564,11 +585,17 @@ struct GpuMetricsBuilder::Rows {
 
   ProcessAccumulator& process(std::int64_t pid) {
     if (!last || pid != lastPid) {
-      last = &processes[pid];
+      auto [it, added] = processes.try_emplace(pid);
+      // Most traces' GPU rows are one process's: room for them all, never grown by copying
+      // (capacity the rows do not fill is address space, not memory).
+      if (added && processes.size() == 1) it->second.activities.reserve(firstProcessRows);
+      last = &it->second;
       lastPid = pid;
     }
     return *last;
   }
+
+  std::size_t firstProcessRows = 0;
 };
 
 std::string_view GpuMetricsBuilder::tableName(Table table) {
@@ -596,6 +623,11 @@ GpuMetricsBuilder::~GpuMetricsBuilder() = default;
 GpuMetricsBuilder::GpuMetricsBuilder(GpuMetricsBuilder&&) noexcept = default;
 GpuMetricsBuilder& GpuMetricsBuilder::operator=(GpuMetricsBuilder&&) noexcept = default;
 
+void GpuMetricsBuilder::reserve(std::size_t apiCalls, std::size_t gpuRows) {
+  rows_->launches.reserve(apiCalls);
+  rows_->firstProcessRows = gpuRows;
+}
+
 void GpuMetricsBuilder::addApiCall(std::int64_t globalTid, std::int64_t correlationId, TimeNs start,
                                    TimeNs end) {
   if (correlationId == 0 || end < start) return;
@@ -611,6 +643,7 @@ void GpuMetricsBuilder::addRow(Table table, trace::Statement& row) {
       kernel ? p.kernelsByNameIds[{row.columnInt(6), row.columnInt(7)}]
              : p.memoryByName[table == Table::kMemcpy ? memcpyName(row.columnInt(6)) : kMemsetName];
   stats.add(end - start);
+  p.kernels += kernel;
   p.activities.push_back({.start = start,
                           .end = end,
                           .correlationId = row.columnInt(3),
@@ -628,12 +661,9 @@ void GpuMetricsBuilder::append(GpuMetricsBuilder&& later) {
 void GpuMetricsBuilder::summarize() {
   if (rows_->summary) return;
   Accumulators byProcess = std::move(rows_->processes);
-  {
-    LaunchIndex launches = std::move(rows_->launches);
-    rows_ = std::make_unique<Rows>();
-    launches.finish();
-    for (auto& [pid, p] : byProcess) p.join(pid, launches);
-  }  // the join is done: free the API calls before the per-process work
+  LaunchIndex launches = std::move(rows_->launches);
+  rows_ = std::make_unique<Rows>();
+  launches.finish();
 
   Rows::Summary& out = rows_->summary.emplace();
   LaunchAccumulator allLaunches, allKernelLaunches;
@@ -643,11 +673,20 @@ void GpuMetricsBuilder::summarize() {
     ProcessGpuMetrics m{.pid = pid};
     GpuSummary& s = m.metrics;
     s.activities = p.activities.size();
-    s.idle = idleBreakdown(pid, p, options_);
+    const bool onlyKernels = p.onlyKernels();
+    s.idle = idleBreakdown(pid, p, launches, options_);
     s.launch = finishLaunches(p.launch, allLaunches, pool);
-    // Kernel launches are a subset of launches: as many means the same.
-    s.kernelLaunch = finishLaunches(p.kernelLaunch, allKernelLaunches, pool,
-                                    sameDelays(p.kernelLaunch, p.launch) ? &s.launch : nullptr);
+    if (onlyKernels) {  // the kernel launches are the launches, counted once
+      s.kernelLaunch = s.launch;
+      addUpCounts(allKernelLaunches.stats, s.launch);
+      if (pool)
+        allKernelLaunches.delays.insert(allKernelLaunches.delays.end(), p.launch.delays.begin(),
+                                        p.launch.delays.end());
+    } else {
+      // Kernel launches are a subset of launches: as many means the same.
+      s.kernelLaunch = finishLaunches(p.kernelLaunch, allKernelLaunches, pool,
+                                      sameDelays(p.kernelLaunch, p.launch) ? &s.launch : nullptr);
+    }
     out.metrics.total.activities += s.activities;
     addUp(out.metrics.total.idle, s.idle);
     out.metrics.processes.push_back(std::move(m));

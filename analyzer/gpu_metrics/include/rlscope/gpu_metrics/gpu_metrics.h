@@ -141,6 +141,9 @@ class GpuMetricsBuilder {
   GpuMetricsBuilder& operator=(GpuMetricsBuilder&&) noexcept;
   const GpuMetricsOptions& options() const { return options_; }
 
+  // Room for this many API calls and GPU rows of the first process seen (a caller's bound on
+  // what the tables hold: never grown by copying; room not filled is address space, not memory).
+  void reserve(std::size_t apiCalls, std::size_t gpuRows);
   void addApiCall(std::int64_t globalTid, std::int64_t correlationId, trace::TimeNs start,
                   trace::TimeNs end);
   // One row of `table`, selected with columns(table).
