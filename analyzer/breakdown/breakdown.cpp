@@ -397,7 +397,8 @@ CudaReadState readCudaAndOperations(trace::TraceReader& reader, View view, Group
                                     GpuMetricsBuilder* gpu, GpuMetricsBuilder* gpuAfterKernels) {
   CudaReadState out;
   auto& launcher = out.launcher;
-  b.reserveFirstGroup({.categories = rows.apiCalls + rows.gpu,
+  // The CPU reader's categories join these where these are more (readEvents).
+  b.reserveFirstGroup({.categories = rows.apiCalls + rows.gpu + rows.cpuIntervals,
                        .apiCalls = rows.apiCalls,
                        .gpu = rows.gpu,
                        .operations = rows.operations});
@@ -540,8 +541,13 @@ std::map<std::int64_t, ProcessEvents> readEvents(trace::TraceReader& reader, Vie
   for (auto& [key, c] : cpu.groups) {
     ProcessEvents& e = groups[key];
     flattenNestedRows(c, e.operations, shape.inferPython);
-    appendRows(c.categories, e.categories);
-    e.categories = std::move(c.categories);
+    // The fewer rows copied after the more: their order changes nothing in the sweep.
+    if (e.categories.size() > c.categories.size()) {
+      appendRows(e.categories, c.categories);
+    } else {
+      appendRows(c.categories, e.categories);
+      e.categories = std::move(c.categories);
+    }
     e.nativeCalls = std::move(c.nativeCalls);
     e.pythonEventSpans = std::move(c.pythonEventSpans);
     e.classifiedThreads = std::move(c.classifiedThreads);
