@@ -39,7 +39,7 @@ start=$(date +%s)
 targets=()
 if [[ $tsan -eq 1 ]]; then
   dir=build-tsan
-  what="ThreadSanitizer: collector, Kineto chunk parser, analysis readers and sweeps, timeline load, analysis worker"
+  what="ThreadSanitizer: collector, Kineto chunk parser, analysis readers and sweeps, GPU metrics, timeline load, analysis worker"
   cmake_args=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DRLSCOPE_WERROR=OFF "-DRLSCOPE_SANITIZE=thread"
     -DRLSCOPE_BUILD_BENCH=OFF)
   # die_after_fork=0: a fork child of a profiled program starts its own writer thread.
@@ -47,10 +47,11 @@ if [[ $tsan -eq 1 ]]; then
   # The suites of the code that runs threads (labels = their folders under tests/) and what they
   # run: the collector; the Kineto importer's chunk parser (import); the analysis's two table
   # readers and its sweep beside the lookups (breakdown); the overlap engine's slices (overlap);
+  # the GPU metrics' join in halves (gpu_metrics);
   # loadTimeline's two readers (gui); the analysis panel's worker, without Qt (gui_analysis).
   # Qt's own threads are not instrumented, so the widget tests are left out.
   targets=(--target rlscope_thread_checks)
-  ctest_args=(-L '^(collector|cupti|import|breakdown|overlap|gui|gui_analysis)$' "${ctest_args[@]}")
+  ctest_args=(-L '^(collector|cupti|import|breakdown|overlap|gpu_metrics|gui|gui_analysis)$' "${ctest_args[@]}")
 elif [[ -n $python_version ]]; then
   # The package's C++ differs per Python version (3.12 and newer track transitions through
   # sys.monitoring, older ones through a profile function): the main build tests the one its

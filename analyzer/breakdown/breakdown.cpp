@@ -15,7 +15,6 @@
 #include <system_error>
 #include <thread>
 #include <tuple>
-#include <type_traits>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
@@ -25,6 +24,7 @@
 #include "rlscope/trace/galloping_search.h"
 #include "rlscope/trace/global_id.h"
 #include "rlscope/trace/records.h"
+#include "rlscope/trace/run_beside.h"
 #include "rlscope/trace/scan.h"
 #include "rlscope/trace/schema.h"
 
@@ -932,28 +932,14 @@ struct AnalysisContext {
 // saves.
 constexpr std::size_t kSweepBesideAbove = 100'000;
 
-// `work` started on a thread of its own, where one is to be had; otherwise (or with `beside`
-// false) it runs at the future's get(), in the caller's. What it uses must outlive the get() (a
-// std::async future waits for its thread when destroyed).
-template <class Work>
-std::future<std::invoke_result_t<Work>> runBeside(Work work, bool beside = true) {
-  if (beside) {
-    try {
-      return std::async(std::launch::async, work);
-    } catch (const std::system_error&) {
-      // no thread to be had
-    }
-  }
-  return std::async(std::launch::deferred, std::move(work));
-}
-
 // The overlap sweep of a group, started beside the calling thread, which attributes launches and
 // transitions to operations meanwhile: the two read the same inputs and write nothing the other
 // reads, and after reading the trace they are most of the analysis, on one core otherwise.
 std::future<OverlapResult> sweepBeside(const std::vector<CategoryInterval>& categories,
                                        const std::vector<OperationSpan>& operations) {
-  return runBeside([&categories, &operations] { return computeOverlap(categories, operations); },
-                   categories.size() > kSweepBesideAbove);
+  return trace::runBeside(
+      [&categories, &operations] { return computeOverlap(categories, operations); },
+      categories.size() > kSweepBesideAbove);
 }
 
 // One group's events swept into its rows of `out`.
@@ -1375,7 +1361,8 @@ Breakdown analyzeTrace(trace::TraceReader& reader, const AnalyzeOptions& options
   auto groups = readEvents(reader, options.view, out.sourceFormat, options.gpuMetrics);
   // Every GPU row is in: the GPU metrics are summed up beside the breakdown's sweeps.
   std::future<void> gpuSummary;
-  if (options.gpuMetrics) gpuSummary = runBeside([gpu = options.gpuMetrics] { gpu->summarize(); });
+  if (options.gpuMetrics)
+    gpuSummary = trace::runBeside([gpu = options.gpuMetrics] { gpu->summarize(); });
   if (costs) correctTotal(reader, *costs, groups, window, out);
   const AnalysisContext context{reader, options, costs ? &*costs : nullptr, window};
   for (auto& [key, events] : groups) {

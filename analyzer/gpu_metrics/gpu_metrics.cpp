@@ -4,6 +4,7 @@
 #include <cmath>
 #include <compare>
 #include <functional>
+#include <future>
 #include <limits>
 #include <map>
 #include <numeric>
@@ -17,6 +18,7 @@
 #include "rlscope/trace/galloping_search.h"
 #include "rlscope/trace/global_id.h"
 #include "rlscope/trace/records.h"
+#include "rlscope/trace/run_beside.h"
 #include "rlscope/trace/scan.h"
 #include "rlscope/trace/schema.h"
 
@@ -144,12 +146,13 @@ class LaunchIndex {
     calls_.shrink_to_fit();
   }
 
-  const ApiSpan* find(std::int64_t pid, std::int64_t correlationId) {
+  // `hint`: the previous answer of the caller's sequence of lookups (0 to start).
+  const ApiSpan* find(std::int64_t pid, std::int64_t correlationId, std::size_t& hint) const {
     const std::pair target{pid, correlationId};
-    hint_ = trace::gallopingPartitionPoint(calls_.size(), hint_, [&](std::size_t i) {
+    hint = trace::gallopingPartitionPoint(calls_.size(), hint, [&](std::size_t i) {
       return std::pair{calls_[i].pid, calls_[i].correlationId} < target;
     });
-    auto it = calls_.begin() + static_cast<std::ptrdiff_t>(hint_);
+    auto it = calls_.begin() + static_cast<std::ptrdiff_t>(hint);
     if (it == calls_.end() || it->pid != pid || it->correlationId != correlationId) return nullptr;
     return &it->span;
   }
@@ -162,7 +165,6 @@ class LaunchIndex {
     std::uint32_t order = 0;  // order of add(): the first of equal keys wins
   };
   std::vector<Call> calls_;
-  std::size_t hint_ = 0;
 };
 
 // --- Per-process accumulation while the GPU tables stream by -----------------------------------
@@ -208,6 +210,33 @@ struct LaunchAccumulator {
       ++stats.shortKernels;
       stats.shortKernelTime += end - start;
     }
+  }
+
+  // Takes the launches of activities that came after these.
+  void append(LaunchAccumulator&& later) {
+    stats.count += later.stats.count;
+    stats.withoutApiCall += later.stats.withoutApiCall;
+    stats.shortKernels += later.stats.shortKernels;
+    stats.shortKernelTime += later.stats.shortKernelTime;
+    delays.insert(delays.end(), later.delays.begin(), later.delays.end());
+    later = {};
+  }
+};
+
+// The launch join of a run of activities in storage order: its place in the sorted calls and its
+// counts. Parts of a process's activities are joined at once, each with its own.
+struct LaunchJoin {
+  const LaunchIndex* launches = nullptr;
+  std::int64_t pid = 0;
+  bool countKernels = true;  // false where every activity is a kernel: `launch` says it all
+  LaunchAccumulator launch, kernelLaunch;
+  std::size_t hint = 0;
+
+  JoinedActivity operator()(const Activity& a) {
+    const ApiSpan* api = a.correlationId ? launches->find(pid, a.correlationId, hint) : nullptr;
+    launch.add(a.start, a.end, api);
+    if (countKernels && a.kernel) kernelLaunch.add(a.start, a.end, api);
+    return {a.start, a.end, api ? api->start : JoinedActivity::kNotLaunched};
   }
 };
 
@@ -257,15 +286,6 @@ struct ProcessAccumulator {
   // Whether every activity is a kernel: then the kernel launches are the launches, and only
   // `launch` counts them.
   bool onlyKernels() const { return kernels == activities.size(); }
-
-  // An activity (in storage order) joined to the API call that launched it, its launch counted.
-  JoinedActivity join(std::int64_t pid, LaunchIndex& launches, const Activity& a,
-                      bool countKernels) {
-    const ApiSpan* api = a.correlationId ? launches.find(pid, a.correlationId) : nullptr;
-    launch.add(a.start, a.end, api);
-    if (countKernels && a.kernel) kernelLaunch.add(a.start, a.end, api);
-    return {a.start, a.end, api ? api->start : JoinedActivity::kNotLaunched};
-  }
 };
 
 using Accumulators = std::map<std::int64_t, ProcessAccumulator>;
@@ -368,18 +388,51 @@ void classifyGap(const JoinedActivity& a, TimeNs prevEnd, TimeNs gap,
 // lane's in start order. Rows come in storage order, where a stream's work is nearly always in
 // start order already: a counting sort by lane keeps that order and only a lane that is not sorted
 // gets sorted, instead of sorting every row (a third of the GPU metrics' time on kernel-heavy
-// traces). The join happens as the rows are placed: one pass over them.
+// traces). The join happens as the rows are placed: one pass over them, in two halves at once on
+// big processes (each half's rows land after the previous half's in every lane, so the order is
+// one pass's; each half joins with its own LaunchJoin, appended in order after).
 class LaneRuns {
  public:
-  // Takes the activities: they are freed once grouped, not kept beside their copy.
-  template <class Join>
-  LaneRuns(std::vector<Activity> activities, std::size_t laneCount, Join&& join)
-      : begin_(laneCount + 1, 0) {
-    for (const Activity& a : activities) ++begin_[a.lane + 1];
-    for (std::size_t l = 1; l < begin_.size(); ++l) begin_[l] += begin_[l - 1];
-    sorted_.resize(activities.size());
-    std::vector<std::size_t> next(begin_.begin(), begin_.end() - 1);
-    for (const Activity& a : activities) sorted_[next[a.lane]++] = join(a);
+  // Takes the activities: they are freed once grouped, not kept beside their copy. `join`'s
+  // counts are those of every activity afterwards.
+  LaneRuns(std::vector<Activity> activities, std::size_t laneCount, LaunchJoin& join,
+           std::size_t inHalvesAbove) {
+    const std::size_t n = activities.size();
+    const std::size_t halves = n > inHalvesAbove ? 2 : 1;
+    const std::span<const Activity> all(activities);
+    std::vector<std::span<const Activity>> half;
+    for (std::size_t h = 0; h < halves; ++h)
+      half.push_back(all.subspan(n * h / halves, n * (h + 1) / halves - n * h / halves));
+    // next[h][l]: where half h places its next activity of lane l.
+    std::vector<std::vector<std::size_t>> next(halves, std::vector<std::size_t>(laneCount, 0));
+    for (std::size_t h = 0; h < halves; ++h)
+      for (const Activity& a : half[h]) ++next[h][a.lane];
+    begin_.assign(laneCount + 1, 0);
+    for (std::size_t l = 0; l < laneCount; ++l) {
+      std::size_t at = begin_[l];
+      for (std::size_t h = 0; h < halves; ++h) {
+        std::size_t count = next[h][l];
+        next[h][l] = at;
+        at += count;
+      }
+      begin_[l + 1] = at;
+    }
+    sorted_.resize(n);
+    std::vector<LaunchJoin> joins(halves, join);
+    auto place = [&](std::size_t h) {
+      auto& at = next[h];
+      for (const Activity& a : half[h]) sorted_[at[a.lane]++] = joins[h](a);
+    };
+    std::vector<std::future<void>> besides;
+    for (std::size_t h = 1; h < halves; ++h)
+      besides.push_back(trace::runBeside([&, h] { place(h); }));
+    place(0);
+    for (auto& f : besides) f.get();
+    join = std::move(joins[0]);
+    for (std::size_t h = 1; h < halves; ++h) {
+      join.launch.append(std::move(joins[h].launch));
+      join.kernelLaunch.append(std::move(joins[h].kernelLaunch));
+    }
     activities = std::vector<Activity>();  // released now, before the lanes are sorted
     auto byStart = [](const JoinedActivity& a, const JoinedActivity& b) {
       return a.start < b.start;
@@ -456,12 +509,13 @@ void addUp(IdleBreakdown& total, const IdleBreakdown& part) {
 
 // Joins the process's activities to their launches (counting them in p.launch and
 // p.kernelLaunch) and consumes them: p.activities is empty afterwards.
-IdleBreakdown idleBreakdown(std::int64_t pid, ProcessAccumulator& p, LaunchIndex& launches,
+IdleBreakdown idleBreakdown(std::int64_t pid, ProcessAccumulator& p, const LaunchIndex& launches,
                             const GpuMetricsOptions& options) {
   IdleBreakdown idle;
-  const bool countKernels = !p.onlyKernels();
-  LaneRuns byLane(std::exchange(p.activities, {}), p.lanes.size(),
-                  [&](const Activity& a) { return p.join(pid, launches, a, countKernels); });
+  LaunchJoin join{.launches = &launches, .pid = pid, .countKernels = !p.onlyKernels()};
+  LaneRuns byLane(std::exchange(p.activities, {}), p.lanes.size(), join, options.joinInHalvesAbove);
+  p.launch = std::move(join.launch);
+  p.kernelLaunch = std::move(join.kernelLaunch);
   // Lanes by device and stream: the order the streams are listed in, and each device's runs.
   std::vector<std::uint32_t> order(byLane.lanes());
   std::iota(order.begin(), order.end(), 0u);

@@ -428,7 +428,8 @@ void expectSameJson(const nlohmann::json& got, const nlohmann::json& want, const
 // A caller that reads the GPU tables in parts (rlscope analyze's breakdown reads the end of a big
 // kernel table on a second thread) hands each part to a builder of its own and appends them in
 // rowid order: the metrics are those of one read, on random traces of two processes with
-// kernels, copies and sets on several streams, cut anywhere.
+// kernels, copies and sets on several streams, cut anywhere; and so are they where each
+// process's activities are joined in two halves at once.
 TEST(GpuMetricsBuilder, RowsReadInPartsGiveTheMetricsOfOneRead) {
   testing::TempDir dir;
   std::mt19937_64 rng(11);
@@ -477,8 +478,11 @@ TEST(GpuMetricsBuilder, RowsReadInPartsGiveTheMetricsOfOneRead) {
         gpuMetricsToJson(computeGpuMetrics(reader, {.kernelWaitThreshold = 40}), 0);
     // The API calls and kernel rows before the cut, the kernels after it, then copies and sets.
     const std::int64_t cut = 1 + static_cast<std::int64_t>(rng() % 501);
+    // Every other round, each process's activities joined in two halves at once.
+    const GpuMetricsOptions options{.kernelWaitThreshold = 40,
+                                    .joinInHalvesAbove = round % 2 ? 100u : 500'000u};
     std::vector<GpuMetricsBuilder> parts;
-    for (int i = 0; i < 3; ++i) parts.emplace_back(GpuMetricsOptions{.kernelWaitThreshold = 40});
+    for (int i = 0; i < 3; ++i) parts.emplace_back(options);
     for (auto table : {trace::table::kRuntime, trace::table::kDriver})
       trace::scan(
           reader.db(), table, "globalTid, correlationId, start, end", [&](trace::Statement& st) {

@@ -5,6 +5,7 @@
 // streamed, never kept.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -34,6 +35,9 @@ struct GpuMetricsOptions {
   // A gap shorter than this between two activities of one stream, not explained by a late launch,
   // is "kernel wait" (launch overhead). HTA's consecutive_kernel_delay (30 µs by default).
   trace::TimeNs kernelWaitThreshold = kDefaultKernelWaitThreshold;
+  // Above this many activities, a process's are joined to their launches and grouped by stream
+  // in two halves at once (the same figures as one pass).
+  std::size_t joinInHalvesAbove = 500'000;
 };
 
 // Durations of one kernel name. Mean and spread use Welford's update, so per-process statistics
