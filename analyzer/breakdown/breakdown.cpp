@@ -12,8 +12,6 @@
 #include <optional>
 #include <stdexcept>
 #include <string_view>
-#include <system_error>
-#include <thread>
 #include <tuple>
 #include <unordered_map>
 #include <unordered_set>
@@ -514,12 +512,8 @@ std::map<std::int64_t, ProcessEvents> readEvents(trace::TraceReader& reader, Vie
       cpuError = std::current_exception();
     }
   };
-  std::thread cpuReader;
-  try {
-    cpuReader = std::thread(readCpu);
-  } catch (const std::system_error&) {
-    readCpu();  // no thread to be had: read the CPU intervals first, in this one
-  }
+  // No thread to be had: this one reads the CPU intervals after its own tables.
+  std::future<void> cpuReader = trace::runBeside(readCpu);
   GroupBuilder rest(view);
   CudaReadState state;
   std::exception_ptr restError;
@@ -530,7 +524,7 @@ std::map<std::int64_t, ProcessEvents> readEvents(trace::TraceReader& reader, Vie
   } catch (...) {
     restError = std::current_exception();
   }
-  if (cpuReader.joinable()) cpuReader.join();
+  cpuReader.get();
   // The error a sequential read would have met first.
   if (cpuError) std::rethrow_exception(cpuError);
   if (restError) std::rethrow_exception(restError);
