@@ -730,17 +730,11 @@ void GpuMetricsBuilder::summarize() {
     const bool onlyKernels = p.onlyKernels();
     s.idle = idleBreakdown(pid, p, launches, options_);
     s.launch = finishLaunches(p.launch, allLaunches, pool);
-    if (onlyKernels) {  // the kernel launches are the launches, counted once
-      s.kernelLaunch = s.launch;
-      addUpCounts(allKernelLaunches.stats, s.launch);
-      if (pool)
-        allKernelLaunches.delays.insert(allKernelLaunches.delays.end(), p.launch.delays.begin(),
-                                        p.launch.delays.end());
-    } else {
-      // Kernel launches are a subset of launches: as many means the same.
-      s.kernelLaunch = finishLaunches(p.kernelLaunch, allKernelLaunches, pool,
-                                      sameDelays(p.kernelLaunch, p.launch) ? &s.launch : nullptr);
-    }
+    // Kernel launches are a subset of launches: as many means the same. Where every activity is
+    // a kernel, the join counted them once, in p.launch.
+    LaunchAccumulator& kernels = onlyKernels ? p.launch : p.kernelLaunch;
+    s.kernelLaunch = finishLaunches(kernels, allKernelLaunches, pool,
+                                    sameDelays(kernels, p.launch) ? &s.launch : nullptr);
     out.metrics.total.activities += s.activities;
     addUp(out.metrics.total.idle, s.idle);
     out.metrics.processes.push_back(std::move(m));
